@@ -1,0 +1,34 @@
+# whowhen workflow: a thin Snakefile. Stages live in workflow/rules/<stage>.smk and call
+# the package through workflow/scripts/<stage>.py; config is validated before any rule.
+import sys
+
+from snakemake.utils import min_version
+
+from whowhen.config import validate_config
+from whowhen.errors import WhowhenError
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+try:
+    validate_config(config, source=", ".join(map(str, workflow.configfiles)) or "config")
+except WhowhenError as exc:
+    sys.exit(f"error: {exc}")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/rollouts.smk"
+include: "workflow/rules/taxonomy.smk"
+include: "workflow/rules/injection.smk"
+include: "workflow/rules/continuation.smk"
+include: "workflow/rules/attribution.smk"
+include: "workflow/rules/analysis.smk"
+
+
+rule all:
+    input:
+        rules.analysis.output,
+    default_target: True

@@ -1,0 +1,7 @@
+"""Analysis stage: DuckDB SQL over the Parquet outputs, seaborn figures, the HTML report."""
+
+from whowhen.analysis.figures import accuracy_figure
+from whowhen.analysis.report import render_report
+from whowhen.analysis.scores import accuracy, funnel, metrics, run_sql
+
+__all__ = ["accuracy", "accuracy_figure", "funnel", "metrics", "render_report", "run_sql"]

@@ -1,0 +1,29 @@
+"""Snakemake edge of the analysis stage: scores, metrics.json, figure and report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from whowhen.analysis.figures import accuracy_figure
+from whowhen.analysis.report import render_report
+from whowhen.analysis.scores import accuracy, funnel, metrics
+from whowhen.io import write_json, write_text
+from whowhen.schema import CONTINUATIONS, LABELS, PREDICTIONS, RUNS, read_table, read_tables
+
+
+def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
+    labels = read_table(inputs["labels"], LABELS)
+    runs = read_table(inputs["runs"], RUNS)
+    predictions = read_tables(list(inputs["predictions"]), PREDICTIONS)
+    continuations = read_table(inputs["continuations"], CONTINUATIONS)
+    acc = accuracy(labels, predictions, params["analysis"]["tolerance"])
+    fun = funnel(continuations)
+    summary = metrics(acc, fun, labels, runs)
+    write_json(outputs["metrics"], summary)
+    write_text(outputs["accuracy"], acc.write_csv(float_precision=6))
+    write_text(outputs["funnel"], fun.write_csv(float_precision=6))
+    accuracy_figure(acc, outputs["figure"])
+    write_text(outputs["report"], render_report(
+        summary, acc, fun, outputs["figure"],
+        f"benchmarks: {', '.join(params['benchmarks'])}; systems: "
+        f"{', '.join(params['systems'])}; attributors: {', '.join(params['attributors'])}"))

@@ -1,0 +1,66 @@
+"""Load and validate the pipeline config against its JSON schema, with one-line errors."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from whowhen.errors import WhowhenError
+
+
+def config_schema() -> dict[str, Any]:
+    text = resources.files("whowhen").joinpath("data", "config.schema.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+def _fill_defaults(value: Any, schema: dict[str, Any]) -> None:
+    if not isinstance(value, dict):
+        return
+    for key, sub in schema.get("properties", {}).items():
+        if key not in value and "default" in sub:
+            value[key] = sub["default"]
+        if key in value:
+            _fill_defaults(value[key], sub)
+
+
+def validate_config(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
+    """Raise WhowhenError naming the file and dotted field of the first problem; fill defaults.
+
+    Reports the error jsonschema ranks most relevant, so a typo in a key says which key.
+    """
+    schema = config_schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(config))
+    if error is not None:
+        path = [str(p) for p in error.absolute_path]
+        message = error.message
+        if error.validator == "additionalProperties":
+            known = sorted(error.schema.get("properties", {}))
+            extra = sorted(set(error.instance) - set(known))
+            path.append(extra[0])
+            message = f"unknown key (known keys: {', '.join(known)})"
+        raise WhowhenError(message, path=source, field=".".join(path) or "(top level)")
+    _fill_defaults(config, schema)
+    if "arithmetic" in config["benchmarks"]:
+        b = config["benchmarks"]["arithmetic"]
+        if b["min_ops"] > b["max_ops"]:
+            raise WhowhenError("min_ops is larger than max_ops", path=source,
+                               field="benchmarks.arithmetic.min_ops")
+    return config
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    if not path.exists():
+        raise WhowhenError("config file not found", path=str(path))
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise WhowhenError(f"not valid YAML ({str(exc).splitlines()[0]})", path=str(path)) from None
+    if not isinstance(data, dict):
+        raise WhowhenError("config must be a mapping of sections", path=str(path))
+    return validate_config(data, str(path))

@@ -1,0 +1,19 @@
+"""Injection stage: one taxonomy-grounded error per planned trajectory."""
+
+from whowhen.injection.operators import OPERATORS, random_slip
+from whowhen.injection.plan import candidate_steps, plan_injections
+
+__all__ = ["OPERATORS", "candidate_steps", "plan_injections", "random_slip"]
+
+
+def stage(params: dict, inputs: object, outputs: object, wildcards: object) -> None:
+    """Snakemake edge: plan the injections of one (benchmark, system) shard."""
+    from whowhen.schema import INJECTIONS, RUNS, STEPS, read_table, write_table
+    from whowhen.taxonomy import load_taxonomy
+
+    cfg = params["injection"]
+    planned = plan_injections(read_table(inputs["runs"], RUNS),
+                              read_table(inputs["steps"], STEPS),
+                              load_taxonomy(inputs["taxonomy"]), cfg["seed"], cfg["per_run"],
+                              cfg.get("modes") or None)
+    write_table(planned, INJECTIONS, outputs["injections"])

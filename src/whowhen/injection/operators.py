@@ -1,0 +1,90 @@
+"""Programmatic error operators: one per taxonomy mode, each turning a correct action into
+a plausible, format-valid wrong one.
+
+A replacement must read like a real slip: no marker, no changed formatting, the same
+template the policy uses. Operators return None when they cannot apply (e.g. a step
+with no number to change), and the caller tries another mode.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from whowhen.agents.arithmetic import calc_action, parse_calc
+from whowhen.benchmarks.arithmetic import format_number
+from whowhen.runtime import Action
+
+Operator = Callable[[Action, random.Random], Action | None]
+
+_CONFUSED_OP = {"add": "sub", "sub": "add", "mul": "add", "div": "sub"}
+
+
+def typo(number: str, rng: random.Random) -> str:
+    """A realistic mistyping of a number: swap two adjacent digits, or be off by one/ten."""
+    digits = number.lstrip("-")
+    swaps = [i for i in range(len(digits) - 1) if digits[i] != digits[i + 1]
+             and not (i == 0 and digits[1] == "0")]
+    if swaps and "." not in digits and rng.random() < 0.6:
+        i = rng.choice(swaps)
+        digits = digits[:i] + digits[i + 1] + digits[i] + digits[i + 2:]
+        return ("-" if number.startswith("-") else "") + digits
+    value = float(number) + rng.choice([-10, -1, 1, 10])
+    if value <= 0:
+        value = float(number) + 1
+    return format_number(value)
+
+
+def wrong_operand(action: Action, rng: random.Random) -> Action | None:
+    parsed = parse_calc(action)
+    if parsed is None:
+        return None
+    op, a, n, _ = parsed
+    value = int(float(n))
+    candidates = [v for v in range(max(1, value - 3), value + 4) if v != value]
+    if op == "div":
+        total = float(a)
+        candidates = [d for d in range(2, 10) if d != value and total % d == 0] or candidates
+    return calc_action(action.actor, op, a, str(rng.choice(candidates)))
+
+
+def wrong_operator(action: Action, rng: random.Random) -> Action | None:
+    parsed = parse_calc(action)
+    if parsed is None:
+        return None
+    op, a, n, _ = parsed
+    return calc_action(action.actor, _CONFUSED_OP[op], a, n)
+
+
+def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
+    if action.tool == "final_answer":
+        answer = str((action.tool_args or {}).get("answer", ""))
+        try:
+            float(answer)
+        except ValueError:
+            return None
+        return Action(action.actor, action.content, "final_answer",
+                      {"answer": typo(answer, rng)})
+    parsed = parse_calc(action)
+    if parsed is None:
+        return None
+    op, a, n, _ = parsed
+    return calc_action(action.actor, op, a, n, expr_a=typo(a, rng))
+
+
+OPERATORS: dict[str, Operator] = {
+    "reasoning.wrong_operand": wrong_operand,
+    "reasoning.wrong_operator": wrong_operator,
+    "action.wrong_tool_argument": wrong_tool_argument,
+}
+
+
+def random_slip(action: Action, rng: random.Random) -> Action | None:
+    """The slip model of the scripted policies: a random applicable operator."""
+    names = sorted(OPERATORS)
+    rng.shuffle(names)
+    for name in names:
+        replaced = OPERATORS[name](action, rng)
+        if replaced is not None and replaced != action:
+            return replaced
+    return None

@@ -1,0 +1,72 @@
+"""Plan injections: for each successful rollout, a seeded choice of step and mode, and the
+erroneous replacement action produced by that mode's operator."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import polars as pl
+
+from whowhen.injection.operators import OPERATORS
+from whowhen.runtime import Action
+from whowhen.schema import INJECTIONS, NON_AGENT_ACTORS, stable_id, to_arrow
+from whowhen.taxonomy import Taxonomy
+
+
+def _action(row: dict[str, Any]) -> Action:
+    args = json.loads(row["tool_args"]) if row["tool_args"] else None
+    return Action(row["actor"], row["content"], row["tool"], args)
+
+
+def candidate_steps(steps: pl.DataFrame, taxonomy: Taxonomy) -> pl.DataFrame:
+    """Agent action steps that at least one mode with an operator applies to."""
+    types = sorted({t for m in taxonomy.modes if m.id in OPERATORS for t in m.action_types})
+    return steps.filter((pl.col("kind") == "action") & ~pl.col("actor").is_in(NON_AGENT_ACTORS)
+                        & pl.col("tool").is_in(types)).sort("run_id", "step")
+
+
+def plan_injections(runs: pl.DataFrame, steps: pl.DataFrame, taxonomy: Taxonomy, seed: int,
+                    per_run: int, modes: list[str] | None = None) -> pl.DataFrame:
+    """Up to `per_run` distinct (step, mode) injections per successful run.
+
+    Step: uniform over the run's candidate agent actions. Mode: uniform over the
+    modes that apply to that action type (and are enabled). Depends only on the
+    inputs and `seed`, so reruns plan the same injections.
+    """
+    enabled = [m for m in taxonomy.modes if m.id in OPERATORS and (not modes or m.id in modes)]
+    cands = candidate_steps(steps, taxonomy)
+    rows: list[dict[str, Any]] = []
+    for run in runs.filter(pl.col("success")).sort("run_id").iter_rows(named=True):
+        rng = random.Random(f"{seed}:{run['run_id']}")
+        options = [(s, m) for s in cands.filter(pl.col("run_id") == run["run_id"])
+                   .iter_rows(named=True) for m in enabled if s["tool"] in m.action_types]
+        rng.shuffle(options)
+        # choose step first, then mode, so steps with many modes are not over-sampled
+        by_step: dict[int, list[tuple[dict[str, Any], Any]]] = {}
+        for s, m in options:
+            by_step.setdefault(s["step"], []).append((s, m))
+        chosen = 0
+        step_order = sorted(by_step)
+        rng.shuffle(step_order)
+        for step in step_order:
+            if chosen >= per_run:
+                break
+            for s, mode in by_step[step]:
+                original = _action(s)
+                replacement = OPERATORS[mode.id](original, rng)
+                if replacement is None or replacement == original:
+                    continue
+                rows.append({
+                    "injection_id": stable_id(run["run_id"], step, mode.id,
+                                              replacement.to_json()),
+                    "parent_run_id": run["run_id"], "benchmark": run["benchmark"],
+                    "system": run["system"], "step": step, "agent": original.actor,
+                    "action_type": original.tool, "mode": mode.id, "category": mode.category,
+                    "original_action": original.to_json(),
+                    "replacement_action": replacement.to_json(),
+                })
+                chosen += 1
+                break
+    return pl.from_arrow(to_arrow(rows, INJECTIONS))

@@ -1,0 +1,36 @@
+"""Small file helpers: atomic writes for everything that is not a Parquet table."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[str]:
+    """Yield a temp path in the target folder; rename over `path` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(text)
+    return Path(path)
+
+
+def write_json(path: str | Path, data: Any) -> Path:
+    return write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")

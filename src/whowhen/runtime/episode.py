@@ -1,0 +1,63 @@
+"""The recorder and the agent loop: every action and observation becomes a numbered Step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from whowhen.runtime.interfaces import AgentSystem, Environment, Verdict
+from whowhen.runtime.types import Action, Step
+
+
+@dataclass
+class Episode:
+    """A recorded history plus how it ended; the recorder is `apply`."""
+
+    history: list[Step] = field(default_factory=list)
+    end_reason: str = "running"
+    verdict: Verdict | None = None
+
+    def start(self, env: Environment) -> None:
+        self.history = [Step(0, "user", "message", env.reset())]
+
+    def apply(self, env: Environment, action: Action) -> Step | None:
+        """Record the agent output, execute it, record the observation (if any); return it."""
+        kind = "message" if action.tool is None else "action"
+        self.history.append(Step(len(self.history), action.actor, kind, action.content,
+                                 action.tool, action.tool_args))
+        result = env.step(action)
+        if result is None:
+            return None
+        tool, text = result
+        obs = Step(len(self.history), tool, "observation", text)
+        self.history.append(obs)
+        return obs
+
+
+def continue_episode(env: Environment, system: AgentSystem, episode: Episode,
+                     max_steps: int) -> Episode:
+    """Let the policy act until the environment is done or the step budget is spent.
+
+    A policy that raises ends the episode with `end_reason='error: ...'` instead of
+    taking the whole stage down: one bad run never loses the others.
+    """
+    while not env.done:
+        if len(episode.history) >= max_steps:
+            episode.end_reason = "max_steps"
+            break
+        try:
+            action = system.next_action(episode.history)
+        except Exception as exc:  # a policy bug is a per-run failure, recorded
+            episode.end_reason = f"error: policy raised {type(exc).__name__}: {exc}"
+            break
+        episode.apply(env, action)
+    else:
+        episode.end_reason = "done"
+    episode.verdict = env.evaluate()
+    return episode
+
+
+def run_episode(env: Environment, system: AgentSystem, max_steps: int) -> Episode:
+    """A fresh rollout: reset, then let the policy act."""
+    episode = Episode()
+    episode.start(env)
+    return continue_episode(env, system, episode, max_steps)

@@ -1,0 +1,30 @@
+# Stage 6: DuckDB scores, DVC metrics, figure and the rendered report.
+
+
+rule analysis:
+    input:
+        labels=rules.dataset.output.labels,
+        runs=rules.dataset.output.runs,
+        continuations=rules.dataset.output.continuations,
+        predictions=rules.attribution_all.input,
+    output:
+        metrics="results/metrics.json",
+        accuracy="results/analysis/accuracy.csv",
+        funnel="results/analysis/funnel.csv",
+        figure=report(
+            "reports/figures/accuracy.png",
+            caption="../report/accuracy.rst",
+            category="Attribution",
+        ),
+        report="reports/report.html",
+    params:
+        analysis=config["analysis"],
+        benchmarks=sorted(config["benchmarks"]),
+        systems=config["systems"],
+        attributors=config["attribution"]["attributors"],
+    log:
+        "logs/analysis.log",
+    conda:
+        "../../envs/whowhen.yaml"
+    script:
+        "../scripts/analysis.py"

@@ -1,0 +1,43 @@
+# Stage 4: warm-start every injection, label the flipped runs, build the dataset.
+
+PART = "results/continuation/{benchmark}/{system}/{table}.parquet"
+
+
+rule continuation:
+    input:
+        injections=rules.injection.output.injections,
+        runs=rules.rollouts.output.runs,
+        steps=rules.rollouts.output.steps,
+    output:
+        **{t: PART.replace("{table}", t) for t in ("runs", "steps", "continuations", "labels")},
+    params:
+        bench=bench_config,
+        seed=config["seed"],
+        continuation=config["continuation"],
+    log:
+        "logs/continuation/{benchmark}/{system}.log",
+    conda:
+        "../../envs/whowhen.yaml"
+    script:
+        "../scripts/continuation.py"
+
+
+rule dataset:
+    input:
+        **{
+            t: shard_paths(PART.replace("{table}", t))
+            for t in ("runs", "steps", "continuations", "labels")
+        },
+    output:
+        runs="results/dataset/runs.parquet",
+        steps="results/dataset/steps.parquet",
+        labels="results/dataset/labels.parquet",
+        continuations="results/dataset/continuations.parquet",
+    params:
+        continuation=config["continuation"],
+    log:
+        "logs/dataset.log",
+    conda:
+        "../../envs/whowhen.yaml"
+    script:
+        "../scripts/dataset.py"

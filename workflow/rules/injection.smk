@@ -1,0 +1,23 @@
+# Stage 3: plan one taxonomy-grounded error per chosen step of each successful rollout.
+
+
+rule injection:
+    input:
+        runs="results/rollouts/{benchmark}/{system}/runs.parquet",
+        steps="results/rollouts/{benchmark}/{system}/steps.parquet",
+        taxonomy=rules.taxonomy.output.taxonomy,
+    output:
+        injections="results/injection/{benchmark}/{system}/injections.parquet",
+    params:
+        injection=config["injection"],
+    log:
+        "logs/injection/{benchmark}/{system}.log",
+    conda:
+        "../../envs/whowhen.yaml"
+    script:
+        "../scripts/injection.py"
+
+
+rule injection_all:
+    input:
+        shard_paths("results/injection/{benchmark}/{system}/injections.parquet"),
