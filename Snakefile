@@ -4,7 +4,7 @@ import sys
 
 from snakemake.utils import min_version
 
-from whowhen.config import validate_config
+from whowhen.config import check_files, validate_config
 from whowhen.errors import WhowhenError
 
 min_version("9.0")
@@ -14,7 +14,9 @@ configfile: "config/config.yaml"
 
 
 try:
-    validate_config(config, source=", ".join(map(str, workflow.configfiles)) or "config")
+    _source = ", ".join(map(str, workflow.configfiles)) or "config"
+    validate_config(config, source=_source)
+    check_files(config, source=_source)
 except WhowhenError as exc:
     sys.exit(f"error: {exc}")
 

@@ -48,12 +48,23 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
     if "arithmetic" in config["benchmarks"]:
         b = config["benchmarks"]["arithmetic"]
         if b["min_ops"] > b["max_ops"]:
-            raise WhowhenError("min_ops is larger than max_ops", path=source,
-                               field="benchmarks.arithmetic.min_ops")
+            raise WhowhenError(
+                "min_ops is larger than max_ops", path=source, field="benchmarks.arithmetic.min_ops"
+            )
     return config
 
 
-def load_config(path: str | Path) -> dict[str, Any]:
+def check_files(config: dict[str, Any], source: str = "config", root: str | Path = ".") -> None:
+    """Input files named by the config must exist: say which key names a missing one."""
+    path = Path(root) / config["taxonomy"]["file"]
+    if not path.exists():
+        raise WhowhenError(
+            f"file not found: {config['taxonomy']['file']}", path=source, field="taxonomy.file"
+        )
+
+
+def load_config(path: str | Path, root: str | Path = ".") -> dict[str, Any]:
+    """Load, validate and check a config; relative paths in it are taken from `root`."""
     path = Path(path)
     if not path.exists():
         raise WhowhenError("config file not found", path=str(path))
@@ -63,4 +74,6 @@ def load_config(path: str | Path) -> dict[str, Any]:
         raise WhowhenError(f"not valid YAML ({str(exc).splitlines()[0]})", path=str(path)) from None
     if not isinstance(data, dict):
         raise WhowhenError("config must be a mapping of sections", path=str(path))
-    return validate_config(data, str(path))
+    config = validate_config(data, str(path))
+    check_files(config, str(path), root)
+    return config

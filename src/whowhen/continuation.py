@@ -32,12 +32,21 @@ from whowhen.schema import (
 log = logging.getLogger(__name__)
 
 
-def continue_injections(injections: pl.DataFrame, runs: pl.DataFrame, steps: pl.DataFrame,
-                        bench_cfg: dict[str, Any], seed: int, max_steps: int,
-                        ) -> dict[str, pl.DataFrame]:
+def continue_injections(
+    injections: pl.DataFrame,
+    runs: pl.DataFrame,
+    steps: pl.DataFrame,
+    bench_cfg: dict[str, Any],
+    seed: int,
+    max_steps: int,
+) -> dict[str, pl.DataFrame]:
     """Warm-start each injection; returns runs, steps, continuations and labels tables."""
-    out: dict[str, list[dict[str, Any]]] = {"runs": [], "steps": [], "continuations": [],
-                                            "labels": []}
+    out: dict[str, list[dict[str, Any]]] = {
+        "runs": [],
+        "steps": [],
+        "continuations": [],
+        "labels": [],
+    }
     tasks: dict[tuple[str, str], Any] = {}
     loaded: set[str] = set()
     parents = {r["run_id"]: r for r in runs.iter_rows(named=True)}
@@ -45,11 +54,20 @@ def continue_injections(injections: pl.DataFrame, runs: pl.DataFrame, steps: pl.
         parent = parents.get(inj["parent_run_id"])
         run_id = stable_id("injected", inj["injection_id"])
         record: dict[str, Any] = {
-            "run_id": run_id, "injection_id": inj["injection_id"],
-            "parent_run_id": inj["parent_run_id"], "benchmark": inj["benchmark"],
-            "system": inj["system"], "mode": inj["mode"], "status": "invalid", "reason": None,
-            "prefix_len": inj["step"], "prefix_checked": 0, "prefix_matched": 0,
-            "prefix_exact": False, "first_mismatch_step": None}
+            "run_id": run_id,
+            "injection_id": inj["injection_id"],
+            "parent_run_id": inj["parent_run_id"],
+            "benchmark": inj["benchmark"],
+            "system": inj["system"],
+            "mode": inj["mode"],
+            "status": "invalid",
+            "reason": None,
+            "prefix_len": inj["step"],
+            "prefix_checked": 0,
+            "prefix_matched": 0,
+            "prefix_exact": False,
+            "first_mismatch_step": None,
+        }
         out["continuations"].append(record)
         if parent is None:
             record["reason"] = f"parent run {inj['parent_run_id']} not in the rollouts"
@@ -66,31 +84,57 @@ def continue_injections(injections: pl.DataFrame, runs: pl.DataFrame, steps: pl.
         env = bench.make_env(tasks[key])
         recorded = steps_from_frame(steps.filter(pl.col("run_id") == parent["run_id"]))
         try:
-            result = warm_start(env, agent, recorded, inj["step"],
-                                Action.from_json(inj["replacement_action"]), max_steps)
+            result = warm_start(
+                env,
+                agent,
+                recorded,
+                inj["step"],
+                Action.from_json(inj["replacement_action"]),
+                max_steps,
+            )
         except WhowhenError as exc:
             record["reason"] = str(exc)
             continue
         fid, episode = result.fidelity, result.episode
-        record.update(prefix_checked=fid.checked, prefix_matched=fid.matched,
-                      prefix_exact=fid.exact, first_mismatch_step=fid.first_mismatch_step)
+        record.update(
+            prefix_checked=fid.checked,
+            prefix_matched=fid.matched,
+            prefix_exact=fid.exact,
+            first_mismatch_step=fid.first_mismatch_step,
+        )
         if not fid.exact or episode.verdict is None or episode.end_reason.startswith("error"):
             record["reason"] = episode.end_reason
             continue
         success = episode.verdict.success
         record["status"] = "recovered" if success else "flipped"
         record["reason"] = episode.end_reason
-        out["runs"].append(run_row(episode, env, agent, run_id=run_id, seed=seed,
-                                   origin="injected", parent_run_id=parent["run_id"],
-                                   gold_answer=parent["gold_answer"]))
+        out["runs"].append(
+            run_row(
+                episode,
+                env,
+                agent,
+                run_id=run_id,
+                seed=seed,
+                origin="injected",
+                parent_run_id=parent["run_id"],
+                gold_answer=parent["gold_answer"],
+            )
+        )
         out["steps"] += step_rows(episode, run_id)
         if not success:
-            out["labels"].append({
-                "run_id": run_id, "decisive_agent": inj["agent"], "decisive_step": inj["step"],
-                "mode": inj["mode"], "category": inj["category"],
-                "original_action": inj["original_action"],
-                "replacement_action": inj["replacement_action"], "source": "injection",
-                "split": None})
+            out["labels"].append(
+                {
+                    "run_id": run_id,
+                    "decisive_agent": inj["agent"],
+                    "decisive_step": inj["step"],
+                    "mode": inj["mode"],
+                    "category": inj["category"],
+                    "original_action": inj["original_action"],
+                    "replacement_action": inj["replacement_action"],
+                    "source": "injection",
+                    "split": None,
+                }
+            )
         if n % 100 == 0:
             log.info("continuation: %d/%d injections", n, injections.height)
     tables = {"runs": RUNS, "steps": STEPS, "continuations": CONTINUATIONS, "labels": LABELS}
@@ -100,8 +144,9 @@ def continue_injections(injections: pl.DataFrame, runs: pl.DataFrame, steps: pl.
     return result_tables
 
 
-def assign_splits(labels: pl.DataFrame, runs: pl.DataFrame, seed: int,
-                  train_fraction: float) -> pl.DataFrame:
+def assign_splits(
+    labels: pl.DataFrame, runs: pl.DataFrame, seed: int, train_fraction: float
+) -> pl.DataFrame:
     """Split by *task*, not by run, so no task leaks between train and test."""
     task_of = runs.select("run_id", "task_id", "benchmark")
 
@@ -112,19 +157,24 @@ def assign_splits(labels: pl.DataFrame, runs: pl.DataFrame, seed: int,
     joined = labels.drop("split").join(task_of, on="run_id", how="left")
     splits = [split(b, t) for b, t in zip(joined["benchmark"], joined["task_id"], strict=True)]
     return joined.with_columns(pl.Series("split", splits, dtype=pl.String)).select(
-        LABELS.schema.names)
+        LABELS.schema.names
+    )
 
 
-def build_dataset(parts: list[dict[str, pl.DataFrame]], seed: int,
-                  train_fraction: float) -> dict[str, pl.DataFrame]:
+def build_dataset(
+    parts: list[dict[str, pl.DataFrame]], seed: int, train_fraction: float
+) -> dict[str, pl.DataFrame]:
     """Merge per-(benchmark, system) continuations into the labelled dataset: the flipped
     runs, their steps, and their labels with splits."""
     labels = pl.concat([p["labels"] for p in parts])
-    keep = labels["run_id"]
+    keep = labels["run_id"].to_list()
     runs = pl.concat([p["runs"] for p in parts]).filter(pl.col("run_id").is_in(keep))
     steps = pl.concat([p["steps"] for p in parts]).filter(pl.col("run_id").is_in(keep))
-    return {"runs": runs, "steps": steps,
-            "labels": assign_splits(labels, runs, seed, train_fraction)}
+    return {
+        "runs": runs,
+        "steps": steps,
+        "labels": assign_splits(labels, runs, seed, train_fraction),
+    }
 
 
 _PART_TABLES = {"runs": RUNS, "steps": STEPS, "continuations": CONTINUATIONS, "labels": LABELS}
@@ -133,20 +183,27 @@ _PART_TABLES = {"runs": RUNS, "steps": STEPS, "continuations": CONTINUATIONS, "l
 def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
     """Snakemake edge: warm-start the injections of one (benchmark, system) shard."""
     tables = continue_injections(
-        read_table(inputs["injections"], INJECTIONS), read_table(inputs["runs"], RUNS),
-        read_table(inputs["steps"], STEPS), params["bench"], params["seed"],
-        params["continuation"]["max_steps"])
+        read_table(inputs["injections"], INJECTIONS),
+        read_table(inputs["runs"], RUNS),
+        read_table(inputs["steps"], STEPS),
+        params["bench"],
+        params["seed"],
+        params["continuation"]["max_steps"],
+    )
     for name, spec in _PART_TABLES.items():
         write_table(tables[name], spec, outputs[name])
 
 
 def dataset_stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
     """Snakemake edge: merge the shards into `results/dataset/`."""
-    parts = [{name: read_table(inputs[name][i], spec) for name, spec in _PART_TABLES.items()}
-             for i in range(len(inputs["labels"]))]
+    parts = [
+        {name: read_table(inputs[name][i], spec) for name, spec in _PART_TABLES.items()}
+        for i in range(len(inputs["labels"]))
+    ]
     cfg = params["continuation"]
     data = build_dataset(parts, cfg["split_seed"], cfg["train_fraction"])
     for name in ("runs", "steps", "labels"):
         write_table(data[name], _PART_TABLES[name], outputs[name])
-    write_table(pl.concat([p["continuations"] for p in parts]), CONTINUATIONS,
-                outputs["continuations"])
+    write_table(
+        pl.concat([p["continuations"] for p in parts]), CONTINUATIONS, outputs["continuations"]
+    )

@@ -12,10 +12,15 @@ class WhowhenError(Exception):
     """A problem with the user's input, config or files; the message is the report."""
 
     def __init__(
-        self, message: str, *, path: str | None = None, record: str | None = None,
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        record: str | None = None,
         field: str | None = None,
     ) -> None:
-        where = ": ".join(str(p) for p in (path, record and f"record {record}",
-                                             field and f"field '{field}'") if p)
+        where = ": ".join(
+            str(p) for p in (path, record and f"record {record}", field and f"field '{field}'") if p
+        )
         self.path, self.record, self.field = path, record, field
         super().__init__(f"{where}: {message}" if where else message)

@@ -17,38 +17,64 @@ from whowhen.schema import RUNS, STEPS, stable_id, to_arrow, write_table
 log = logging.getLogger(__name__)
 
 
-def rollout_id(benchmark: str, task_id: str, system: str, policy: str, seed: int,
-               slip_rate: float) -> str:
+def rollout_id(
+    benchmark: str, task_id: str, system: str, policy: str, seed: int, slip_rate: float
+) -> str:
     return stable_id("rollout", benchmark, task_id, system, policy, seed, slip_rate)
 
 
-def run_rollouts(benchmark: str, system: str, bench_cfg: dict[str, Any], seed: int,
-                 slip_rate: float, max_steps: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+def run_rollouts(
+    benchmark: str,
+    system: str,
+    bench_cfg: dict[str, Any],
+    seed: int,
+    slip_rate: float,
+    max_steps: int,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """All rollouts of `system` on `benchmark`: (runs, steps). Pure given its arguments."""
     bench = get_benchmark(benchmark)
     tasks = bench.make_tasks(bench_cfg, seed)
     runs, steps = [], []
     for i, task in enumerate(tasks, start=1):
-        agent = make_system(system, benchmark, slip_rate=slip_rate, seed=seed,
-                            slip=random_slip)
+        agent = make_system(system, benchmark, slip_rate=slip_rate, seed=seed, slip=random_slip)
         env = bench.make_env(task)
         episode = run_episode(env, agent, max_steps)
         run_id = rollout_id(benchmark, task.task_id, system, agent.policy, seed, slip_rate)
-        runs.append(run_row(episode, env, agent, run_id=run_id, seed=seed, origin="rollout",
-                            parent_run_id=None, gold_answer=str(task.answer)))
+        runs.append(
+            run_row(
+                episode,
+                env,
+                agent,
+                run_id=run_id,
+                seed=seed,
+                origin="rollout",
+                parent_run_id=None,
+                gold_answer=str(task.answer),
+            )
+        )
         steps += step_rows(episode, run_id)
         if i % 50 == 0 or i == len(tasks):
             log.info("rollouts %s/%s: %d/%d tasks", benchmark, system, i, len(tasks))
     runs_df = pl.from_arrow(to_arrow(runs, RUNS))
-    log.info("rollouts %s/%s: %d runs, %d successful", benchmark, system, runs_df.height,
-             runs_df["success"].sum())
+    log.info(
+        "rollouts %s/%s: %d runs, %d successful",
+        benchmark,
+        system,
+        runs_df.height,
+        runs_df["success"].sum(),
+    )
     return runs_df, pl.from_arrow(to_arrow(steps, STEPS))
 
 
 def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
     """Snakemake edge: one (benchmark, system) shard."""
-    runs, steps = run_rollouts(wildcards["benchmark"], wildcards["system"], params["bench"],
-                               params["seed"], params["rollouts"]["slip_rate"],
-                               params["rollouts"]["max_steps"])
+    runs, steps = run_rollouts(
+        wildcards["benchmark"],
+        wildcards["system"],
+        params["bench"],
+        params["seed"],
+        params["rollouts"]["slip_rate"],
+        params["rollouts"]["max_steps"],
+    )
     write_table(runs, RUNS, outputs["runs"])
     write_table(steps, STEPS, outputs["steps"])

@@ -47,26 +47,65 @@ _STR, _INT, _F64, _BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
 
 RUNS = TableSpec(
     "runs",
-    pa.schema([
-        ("run_id", _STR), ("benchmark", _STR), ("task_id", _STR), ("modality", _STR),
-        ("category", _STR), ("system", _STR), ("topology", _STR), ("policy", _STR),
-        ("seed", _INT), ("origin", _STR), ("parent_run_id", _STR), ("success", _BOOL),
-        ("score", _F64), ("final_answer", _STR), ("gold_answer", _STR), ("n_steps", _INT),
-        ("end_reason", _STR), ("tokens_in", _INT), ("tokens_out", _INT), ("cost_usd", _F64),
-    ]),
-    required=("run_id", "benchmark", "task_id", "modality", "system", "topology", "policy",
-              "seed", "origin", "success", "n_steps"),
+    pa.schema(
+        [
+            ("run_id", _STR),
+            ("benchmark", _STR),
+            ("task_id", _STR),
+            ("modality", _STR),
+            ("category", _STR),
+            ("system", _STR),
+            ("topology", _STR),
+            ("policy", _STR),
+            ("seed", _INT),
+            ("origin", _STR),
+            ("parent_run_id", _STR),
+            ("success", _BOOL),
+            ("score", _F64),
+            ("final_answer", _STR),
+            ("gold_answer", _STR),
+            ("n_steps", _INT),
+            ("end_reason", _STR),
+            ("tokens_in", _INT),
+            ("tokens_out", _INT),
+            ("cost_usd", _F64),
+        ]
+    ),
+    required=(
+        "run_id",
+        "benchmark",
+        "task_id",
+        "modality",
+        "system",
+        "topology",
+        "policy",
+        "seed",
+        "origin",
+        "success",
+        "n_steps",
+    ),
     allowed={"modality": MODALITIES, "topology": TOPOLOGIES, "origin": ORIGINS},
     key=("run_id",),
 )
 
 STEPS = TableSpec(
     "steps",
-    pa.schema([
-        ("run_id", _STR), ("step", _INT), ("actor", _STR), ("kind", _STR), ("content", _STR),
-        ("tool", _STR), ("tool_args", _STR), ("media", pa.list_(_STR)),
-        ("tokens_in", _INT), ("tokens_out", _INT), ("cost_usd", _F64), ("latency_s", _F64),
-    ]),
+    pa.schema(
+        [
+            ("run_id", _STR),
+            ("step", _INT),
+            ("actor", _STR),
+            ("kind", _STR),
+            ("content", _STR),
+            ("tool", _STR),
+            ("tool_args", _STR),
+            ("media", pa.list_(_STR)),
+            ("tokens_in", _INT),
+            ("tokens_out", _INT),
+            ("cost_usd", _F64),
+            ("latency_s", _F64),
+        ]
+    ),
     required=("run_id", "step", "actor", "kind", "content"),
     allowed={"kind": STEP_KINDS},
     key=("run_id", "step"),
@@ -74,11 +113,19 @@ STEPS = TableSpec(
 
 LABELS = TableSpec(
     "labels",
-    pa.schema([
-        ("run_id", _STR), ("decisive_agent", _STR), ("decisive_step", _INT), ("mode", _STR),
-        ("category", _STR), ("original_action", _STR), ("replacement_action", _STR),
-        ("source", _STR), ("split", _STR),
-    ]),
+    pa.schema(
+        [
+            ("run_id", _STR),
+            ("decisive_agent", _STR),
+            ("decisive_step", _INT),
+            ("mode", _STR),
+            ("category", _STR),
+            ("original_action", _STR),
+            ("replacement_action", _STR),
+            ("source", _STR),
+            ("split", _STR),
+        ]
+    ),
     required=("run_id", "decisive_agent", "decisive_step", "source"),
     allowed={"source": LABEL_SOURCES, "split": SPLITS},
     key=("run_id",),
@@ -86,23 +133,44 @@ LABELS = TableSpec(
 
 INJECTIONS = TableSpec(
     "injections",
-    pa.schema([
-        ("injection_id", _STR), ("parent_run_id", _STR), ("benchmark", _STR), ("system", _STR),
-        ("step", _INT), ("agent", _STR), ("action_type", _STR), ("mode", _STR),
-        ("category", _STR), ("original_action", _STR), ("replacement_action", _STR),
-    ]),
+    pa.schema(
+        [
+            ("injection_id", _STR),
+            ("parent_run_id", _STR),
+            ("benchmark", _STR),
+            ("system", _STR),
+            ("step", _INT),
+            ("agent", _STR),
+            ("action_type", _STR),
+            ("mode", _STR),
+            ("category", _STR),
+            ("original_action", _STR),
+            ("replacement_action", _STR),
+        ]
+    ),
     required=("injection_id", "parent_run_id", "step", "agent", "mode", "replacement_action"),
     key=("injection_id",),
 )
 
 CONTINUATIONS = TableSpec(
     "continuations",
-    pa.schema([
-        ("run_id", _STR), ("injection_id", _STR), ("parent_run_id", _STR), ("benchmark", _STR),
-        ("system", _STR), ("mode", _STR), ("status", _STR), ("reason", _STR),
-        ("prefix_len", _INT), ("prefix_checked", _INT), ("prefix_matched", _INT),
-        ("prefix_exact", _BOOL), ("first_mismatch_step", _INT),
-    ]),
+    pa.schema(
+        [
+            ("run_id", _STR),
+            ("injection_id", _STR),
+            ("parent_run_id", _STR),
+            ("benchmark", _STR),
+            ("system", _STR),
+            ("mode", _STR),
+            ("status", _STR),
+            ("reason", _STR),
+            ("prefix_len", _INT),
+            ("prefix_checked", _INT),
+            ("prefix_matched", _INT),
+            ("prefix_exact", _BOOL),
+            ("first_mismatch_step", _INT),
+        ]
+    ),
     required=("run_id", "injection_id", "status", "prefix_exact"),
     allowed={"status": STATUSES},
     key=("run_id",),
@@ -110,26 +178,44 @@ CONTINUATIONS = TableSpec(
 
 PREDICTIONS = TableSpec(
     "predictions",
-    pa.schema([
-        ("run_id", _STR), ("attributor", _STR), ("agent", _STR), ("step", _INT), ("mode", _STR),
-        ("reason", _STR), ("raw_output", _STR), ("parse_ok", _BOOL), ("calls", _INT),
-        ("tokens_in", _INT), ("tokens_out", _INT), ("cost_usd", _F64), ("latency_s", _F64),
-    ]),
+    pa.schema(
+        [
+            ("run_id", _STR),
+            ("attributor", _STR),
+            ("agent", _STR),
+            ("step", _INT),
+            ("mode", _STR),
+            ("reason", _STR),
+            ("raw_output", _STR),
+            ("parse_ok", _BOOL),
+            ("calls", _INT),
+            ("tokens_in", _INT),
+            ("tokens_out", _INT),
+            ("cost_usd", _F64),
+            ("latency_s", _F64),
+        ]
+    ),
     required=("run_id", "attributor", "parse_ok"),
     key=("run_id", "attributor"),
 )
 
 OVERVIEW = TableSpec(
     "overview",
-    pa.schema([("benchmark", _STR), ("system", _STR), ("n_runs", _INT), ("n_failed", _INT),
-               ("failure_rate", _F64)]),
+    pa.schema(
+        [
+            ("benchmark", _STR),
+            ("system", _STR),
+            ("n_runs", _INT),
+            ("n_failed", _INT),
+            ("failure_rate", _F64),
+        ]
+    ),
     required=("benchmark", "system", "n_runs", "n_failed"),
     key=("benchmark", "system"),
 )
 
 TABLES: dict[str, TableSpec] = {
-    t.name: t
-    for t in (RUNS, STEPS, LABELS, INJECTIONS, CONTINUATIONS, PREDICTIONS, OVERVIEW)
+    t.name: t for t in (RUNS, STEPS, LABELS, INJECTIONS, CONTINUATIONS, PREDICTIONS, OVERVIEW)
 }
 
 
@@ -149,40 +235,56 @@ def validate(table: pa.Table, spec: TableSpec, source: str = "<memory>") -> pa.T
     to the canonical schema (column order included)."""
     missing = [n for n in spec.schema.names if n not in table.column_names]
     if missing:
-        raise WhowhenError(f"{spec.name} table lacks column(s) {', '.join(missing)}",
-                           path=source, field=missing[0])
+        raise WhowhenError(
+            f"{spec.name} table lacks column(s) {', '.join(missing)}", path=source, field=missing[0]
+        )
     extra = [n for n in table.column_names if n not in spec.schema.names]
     if extra:
-        raise WhowhenError(f"{spec.name} table has unknown column(s) {', '.join(extra)}",
-                           path=source, field=extra[0])
+        raise WhowhenError(
+            f"{spec.name} table has unknown column(s) {', '.join(extra)}",
+            path=source,
+            field=extra[0],
+        )
     table = table.select(spec.schema.names)
     try:
         table = table.cast(spec.schema)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
         bad = next(
-            (f.name for f in spec.schema
-             if not _castable(table.column(f.name), f.type)), spec.schema.names[0])
+            (f.name for f in spec.schema if not _castable(table.column(f.name), f.type)),
+            spec.schema.names[0],
+        )
         raise WhowhenError(
             f"{spec.name} column has type {table.schema.field(bad).type}, "
             f"expected {spec.schema.field(bad).type} ({exc})".replace("\n", " "),
-            path=source, field=bad) from None
+            path=source,
+            field=bad,
+        ) from None
     for name in spec.required:
         col = table.column(name)
         if col.null_count:
             row = col.to_pylist().index(None)
-            raise WhowhenError(f"{spec.name}: required value is null",
-                               path=source, record=_record(table, spec, row), field=name)
+            raise WhowhenError(
+                f"{spec.name}: required value is null",
+                path=source,
+                record=_record(table, spec, row),
+                field=name,
+            )
     for name, allowed in spec.allowed.items():
         for row, value in enumerate(table.column(name).to_pylist()):
             if value is not None and value not in allowed:
-                raise WhowhenError(f"{value!r} is not one of {', '.join(allowed)}",
-                                   path=source, record=_record(table, spec, row), field=name)
+                raise WhowhenError(
+                    f"{value!r} is not one of {', '.join(allowed)}",
+                    path=source,
+                    record=_record(table, spec, row),
+                    field=name,
+                )
     if spec.key and table.num_rows:
         keys = pl.from_arrow(table.select(list(spec.key)))
         dup = keys.filter(keys.is_duplicated())
         if dup.height:
-            raise WhowhenError(f"{spec.name}: duplicate key {dup.row(0)}",
-                               path=source, field=",".join(spec.key))
+            raise WhowhenError(
+                f"{spec.name}: duplicate key {dup.row(0)}", path=source, field=",".join(spec.key)
+            )
     return table
 
 
@@ -203,7 +305,9 @@ def _record(table: pa.Table, spec: TableSpec, row: int) -> str:
 def to_arrow(data: pl.DataFrame | pa.Table | list[dict[str, Any]], spec: TableSpec) -> pa.Table:
     """Build a validated Arrow table from Polars, Arrow or a list of row dicts."""
     if isinstance(data, list):
-        table = pa.Table.from_pylist(data, schema=spec.schema) if data else spec.schema.empty_table()
+        table = (
+            pa.Table.from_pylist(data, schema=spec.schema) if data else spec.schema.empty_table()
+        )
     elif isinstance(data, pl.DataFrame):
         table = data.to_arrow()
     else:
@@ -212,7 +316,9 @@ def to_arrow(data: pl.DataFrame | pa.Table | list[dict[str, Any]], spec: TableSp
 
 
 def write_table(
-    data: pl.DataFrame | pa.Table | list[dict[str, Any]], spec: TableSpec, path: str | Path,
+    data: pl.DataFrame | pa.Table | list[dict[str, Any]],
+    spec: TableSpec,
+    path: str | Path,
 ) -> Path:
     """Validate, sort by key and write Parquet atomically (temp file in the same folder,
     then rename), so a killed job never leaves a half-written file behind."""

@@ -25,17 +25,27 @@ TAXONOMY_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "version": {"type": "integer", "minimum": 1},
-        "categories": {"type": "object", "minProperties": 1,
-                       "additionalProperties": {"type": "string"}},
-        "modes": {"type": "array", "minItems": 1, "items": {
-            "type": "object", "additionalProperties": False,
-            "required": ["id", "category", "definition", "example", "action_types"],
-            "properties": {
-                "id": {"type": "string", "pattern": r"^[a-z_]+\.[a-z_]+$"},
-                "category": {"type": "string"}, "definition": {"type": "string"},
-                "example": {"type": "string"},
-                "action_types": {"type": "array", "minItems": 1, "items": {"type": "string"}},
-            }}},
+        "categories": {
+            "type": "object",
+            "minProperties": 1,
+            "additionalProperties": {"type": "string"},
+        },
+        "modes": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["id", "category", "definition", "example", "action_types"],
+                "properties": {
+                    "id": {"type": "string", "pattern": r"^[a-z_]+\.[a-z_]+$"},
+                    "category": {"type": "string"},
+                    "definition": {"type": "string"},
+                    "example": {"type": "string"},
+                    "action_types": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+                },
+            },
+        },
     },
 }
 
@@ -65,10 +75,20 @@ class Taxonomy:
         return [m for m in self.modes if action_type in m.action_types]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"version": self.version, "categories": self.categories,
-                "modes": [{"id": m.id, "category": m.category, "definition": m.definition,
-                           "example": m.example, "action_types": list(m.action_types)}
-                          for m in self.modes]}
+        return {
+            "version": self.version,
+            "categories": self.categories,
+            "modes": [
+                {
+                    "id": m.id,
+                    "category": m.category,
+                    "definition": m.definition,
+                    "example": m.example,
+                    "action_types": list(m.action_types),
+                }
+                for m in self.modes
+            ],
+        }
 
 
 def parse_taxonomy(data: Any, source: str = "<taxonomy>") -> Taxonomy:
@@ -78,13 +98,16 @@ def parse_taxonomy(data: Any, source: str = "<taxonomy>") -> Taxonomy:
     except jsonschema.ValidationError as exc:
         where = ".".join(str(p) for p in exc.absolute_path) or "(top level)"
         raise WhowhenError(exc.message, path=source, field=where) from None
-    modes = tuple(Mode(m["id"], m["category"], m["definition"], m["example"],
-                       tuple(m["action_types"])) for m in data["modes"])
+    modes = tuple(
+        Mode(m["id"], m["category"], m["definition"], m["example"], tuple(m["action_types"]))
+        for m in data["modes"]
+    )
     seen: set[str] = set()
     for i, m in enumerate(modes):
         if m.category not in data["categories"]:
-            raise WhowhenError(f"category {m.category!r} is not declared", path=source,
-                               field=f"modes.{i}.category")
+            raise WhowhenError(
+                f"category {m.category!r} is not declared", path=source, field=f"modes.{i}.category"
+            )
         if m.id in seen:
             raise WhowhenError(f"duplicate mode id {m.id!r}", path=source, field=f"modes.{i}.id")
         seen.add(m.id)
@@ -104,11 +127,15 @@ def load_taxonomy(path: str | Path) -> Taxonomy:
 
 def failure_overview(runs: pl.DataFrame) -> pl.DataFrame:
     """Rollouts and natural failures per (benchmark, system)."""
-    return (runs.group_by("benchmark", "system")
-            .agg(pl.len().cast(pl.Int64).alias("n_runs"),
-                 (~pl.col("success")).sum().cast(pl.Int64).alias("n_failed"))
-            .with_columns((pl.col("n_failed") / pl.col("n_runs")).alias("failure_rate"))
-            .sort("benchmark", "system"))
+    return (
+        runs.group_by("benchmark", "system")
+        .agg(
+            pl.len().cast(pl.Int64).alias("n_runs"),
+            (~pl.col("success")).sum().cast(pl.Int64).alias("n_failed"),
+        )
+        .with_columns((pl.col("n_failed") / pl.col("n_runs")).alias("failure_rate"))
+        .sort("benchmark", "system")
+    )
 
 
 def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:

@@ -35,8 +35,9 @@ def run_stage(smk: Any, name: str) -> None:
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if smk.log:
         handlers.append(logging.FileHandler(smk.log[0], mode="w"))
-    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
-                        format=f"[{name}] %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, handlers=handlers, force=True, format=f"[{name}] %(message)s"
+    )
     module, func = STAGES[name].split(":")
     stage = getattr(importlib.import_module(module), func)
     try:

@@ -41,3 +41,8 @@ rule dataset:
         "../../envs/whowhen.yaml"
     script:
         "../scripts/dataset.py"
+
+
+rule continuation_all:
+    input:
+        rules.dataset.output,

@@ -35,8 +35,12 @@ def calc_action(actor: str, op: str, a: str, n: str, expr_a: str | None = None) 
     `expr_a` differs from `a` only for an action error (right intent, wrong argument).
     """
     sym = OPS[op][1]
-    return Action(actor, _TEMPLATES[op].format(n=n, a=a), "calculator",
-                  {"expression": f"{expr_a if expr_a is not None else a} {sym} {n}"})
+    return Action(
+        actor,
+        _TEMPLATES[op].format(n=n, a=a),
+        "calculator",
+        {"expression": f"{expr_a if expr_a is not None else a} {sym} {n}"},
+    )
 
 
 def parse_calc(action: Action | Step) -> tuple[str, str, str, str] | None:
@@ -52,9 +56,12 @@ def parse_calc(action: Action | Step) -> tuple[str, str, str, str] | None:
 
 
 def final_action(actor: str, answer: str, verified_steps: int | None = None) -> Action:
-    text = (f"I checked all {verified_steps} calculations against the problem; they use the "
-            f"right operations. Final answer: {answer}." if verified_steps is not None
-            else f"All operations are done; the answer is {answer}.")
+    text = (
+        f"I checked all {verified_steps} calculations against the problem; they use the "
+        f"right operations. Final answer: {answer}."
+        if verified_steps is not None
+        else f"All operations are done; the answer is {answer}."
+    )
     return Action(actor, text, "final_answer", {"answer": answer})
 
 
@@ -68,8 +75,9 @@ def _solver_step(actor: str, history: Sequence[Step], since: int) -> Action | No
     calcs = [s for s in history[since:] if s.actor == actor and s.tool == "calculator"]
     if len(calcs) >= len(ops):
         return None
-    observations = [s for s in history[since:] if s.kind == "observation"
-                    and s.actor == "calculator"]
+    observations = [
+        s for s in history[since:] if s.kind == "observation" and s.actor == "calculator"
+    ]
     total = observations[-1].content if observations else str(start)
     op, n = ops[len(calcs)]
     return calc_action(actor, op, total, str(n))
@@ -141,8 +149,9 @@ class SolverVerifierSystem:
         if action is None:
             start, ops = _problem(history)
             total = _last_result(history[since:], start)
-            action = Action("solver", f"I have applied all {len(ops)} operations. "
-                                      f"Proposed answer: {total}.")
+            action = Action(
+                "solver", f"I have applied all {len(ops)} operations. Proposed answer: {total}."
+            )
         return self._slipper(action, history)
 
     def _verify(self, history: Sequence[Step]) -> Action:
@@ -150,16 +159,22 @@ class SolverVerifierSystem:
         since = max((s.step for s in history if s.actor == "verifier"), default=0)
         calcs = [s for s in history[since:] if s.actor == "solver" and s.tool == "calculator"]
         if len(calcs) != len(ops):
-            return Action("verifier", f"Check failed: the problem has {len(ops)} operations but "
-                                      f"I count {len(calcs)} calculations. Please redo the "
-                                      "calculation from the start.")
+            return Action(
+                "verifier",
+                f"Check failed: the problem has {len(ops)} operations but "
+                f"I count {len(calcs)} calculations. Please redo the "
+                "calculation from the start.",
+            )
         for i, (step, (op, n)) in enumerate(zip(calcs, ops, strict=True), start=1):
             parsed = parse_calc(step)
             if parsed is None or parsed[0] != op:
                 used = OPS[parsed[0]][1] if parsed else "?"
-                return Action("verifier", f"Check failed at calculation {i}: the problem asks "
-                                          f"to {OPS[op][2]} {n}, but the calculation uses "
-                                          f"'{used}'. Please redo the calculation from the start.")
+                return Action(
+                    "verifier",
+                    f"Check failed at calculation {i}: the problem asks "
+                    f"to {OPS[op][2]} {n}, but the calculation uses "
+                    f"'{used}'. Please redo the calculation from the start.",
+                )
         proposal = _PROPOSED.search(history[-1].content)
         answer = proposal.group(1) if proposal else ""
         return final_action("verifier", answer, verified_steps=len(ops))

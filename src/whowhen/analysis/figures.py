@@ -7,34 +7,51 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import polars as pl  # noqa: E402
-import seaborn as sns  # noqa: E402
+import matplotlib.pyplot as plt
+import polars as pl
+import seaborn as sns
 
-from whowhen.io import atomic_path  # noqa: E402
+from whowhen.io import atomic_path
 
 
 def accuracy_figure(acc: pl.DataFrame, path: str | Path, split: str = "all") -> Path:
     """Agent and step accuracy per attributor, with Wilson 95% intervals and n."""
     rows = acc.filter(pl.col("split") == split).sort("attributor")
-    long = pl.concat([
-        rows.select("attributor", pl.lit(level).alias("level"), pl.col(f"{level}_acc").alias("acc"),
-                    pl.col(f"{level}_acc_lo").alias("lo"), pl.col(f"{level}_acc_hi").alias("hi"))
-        for level in ("agent", "step")])
+    long = pl.concat(
+        [
+            rows.select(
+                "attributor",
+                pl.lit(level).alias("level"),
+                pl.col(f"{level}_acc").alias("acc"),
+                pl.col(f"{level}_acc_lo").alias("lo"),
+                pl.col(f"{level}_acc_hi").alias("hi"),
+            )
+            for level in ("agent", "step")
+        ]
+    )
     sns.set_theme(style="whitegrid")
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
-    sns.barplot(data=long.to_pandas(), x="attributor", y="acc", hue="level", ax=ax,
-                errorbar=None)
+    sns.barplot(data=long.to_pandas(), x="attributor", y="acc", hue="level", ax=ax, errorbar=None)
     for bar_group, level in zip(ax.containers, ("agent", "step"), strict=False):
         sub = long.filter(pl.col("level") == level)
         for bar, lo, hi in zip(bar_group, sub["lo"], sub["hi"], strict=False):
             x = bar.get_x() + bar.get_width() / 2
-            ax.errorbar(x, bar.get_height(), yerr=[[bar.get_height() - lo], [hi - bar.get_height()]],
-                        color="black", capsize=3, lw=1)
+            ax.errorbar(
+                x,
+                bar.get_height(),
+                yerr=[[bar.get_height() - lo], [hi - bar.get_height()]],
+                color="black",
+                capsize=3,
+                lw=1,
+            )
     n = int(rows["n"].max()) if rows.height else 0
     ax.legend(title=None, loc="upper right", ncols=2, frameon=False)
-    ax.set(ylim=(0, 1.12), xlabel="attributor", ylabel="accuracy",
-           title=f"Attribution accuracy ({split} items, n={n}; 95% Wilson intervals)")
+    ax.set(
+        ylim=(0, 1.12),
+        xlabel="attributor",
+        ylabel="accuracy",
+        title=f"Attribution accuracy ({split} items, n={n}; 95% Wilson intervals)",
+    )
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=110, metadata={"Software": None})

@@ -21,7 +21,8 @@ def table_html(frame: pl.DataFrame, digits: int = 3) -> str:
     for row in frame.iter_rows():
         cells = "".join(
             f"<td>{html.escape(f'{v:.{digits}f}' if isinstance(v, float) else str(v))}</td>"
-            for v in row)
+            for v in row
+        )
         body.append(f"<tr>{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
@@ -31,8 +32,13 @@ def image_html(path: str | Path, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}" width="650">'
 
 
-def render_report(metrics: dict[str, Any], accuracy: pl.DataFrame, funnel: pl.DataFrame,
-                  figure: str | Path, config_summary: str) -> str:
+def render_report(
+    metrics: dict[str, Any],
+    accuracy: pl.DataFrame,
+    funnel: pl.DataFrame,
+    figure: str | Path,
+    config_summary: str,
+) -> str:
     ds, inj = metrics["dataset"], metrics["injection"]
     fidelity = inj.get("prefix_fidelity")
     parts = [
@@ -45,14 +51,26 @@ def render_report(metrics: dict[str, Any], accuracy: pl.DataFrame, funnel: pl.Da
         f"{inj['injections']} injections: {inj['flipped']} flipped, {inj['recovered']} "
         f"recovered by the system, {inj['invalid']} invalid. Prefix fidelity of the warm start: "
         f"{'n/a' if fidelity is None else f'{100 * fidelity:.1f}%'}.</p>",
-        "<h2>Injection funnel</h2>", table_html(funnel),
+        "<h2>Injection funnel</h2>",
+        table_html(funnel),
         "<h2>Attribution accuracy</h2>",
         "<p class='note'>Exact agent and step match; a missing prediction counts as wrong. "
         "Intervals are Wilson 95%.</p>",
         image_html(figure, "attribution accuracy per attributor"),
-        table_html(accuracy.select("attributor", "split", "n", "agent_acc", "step_acc",
-                                   "step_acc_pm1", "tolerance", "step_acc_pmk", "step_acc_lo",
-                                   "step_acc_hi")),
+        table_html(
+            accuracy.select(
+                "attributor",
+                "split",
+                "n",
+                "agent_acc",
+                "step_acc",
+                "step_acc_pm1",
+                "tolerance",
+                "step_acc_pmk",
+                "step_acc_lo",
+                "step_acc_hi",
+            )
+        ),
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"

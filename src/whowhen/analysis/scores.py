@@ -13,29 +13,32 @@ def sql_text(name: str) -> str:
     return resources.files("whowhen.analysis").joinpath("sql", f"{name}.sql").read_text()
 
 
-def run_sql(name: str, tables: dict[str, pl.DataFrame],
-            params: dict[str, Any] | None = None) -> pl.DataFrame:
+def run_sql(
+    name: str, tables: dict[str, pl.DataFrame], params: dict[str, Any] | None = None
+) -> pl.DataFrame:
     """Run `sql/<name>.sql` with `tables` visible under their names."""
     con = duckdb.connect()
     try:
         for table_name, frame in tables.items():
             con.register(table_name, frame.to_arrow())
-        return pl.from_arrow(con.execute(sql_text(name), params or {}).to_arrow_table())
+        return pl.from_arrow(con.sql(sql_text(name), params=params or {}).to_arrow_table())
     finally:
         con.close()
 
 
 def accuracy(labels: pl.DataFrame, predictions: pl.DataFrame, tolerance: int) -> pl.DataFrame:
-    return run_sql("accuracy", {"labels": labels, "predictions": predictions},
-                   {"tolerance": tolerance})
+    return run_sql(
+        "accuracy", {"labels": labels, "predictions": predictions}, {"tolerance": tolerance}
+    )
 
 
 def funnel(continuations: pl.DataFrame) -> pl.DataFrame:
     return run_sql("funnel", {"continuations": continuations})
 
 
-def metrics(acc: pl.DataFrame, funnel_table: pl.DataFrame, labels: pl.DataFrame,
-            runs: pl.DataFrame) -> dict[str, Any]:
+def metrics(
+    acc: pl.DataFrame, funnel_table: pl.DataFrame, labels: pl.DataFrame, runs: pl.DataFrame
+) -> dict[str, Any]:
     """The headline numbers for `results/metrics.json` (DVC metrics)."""
     totals = funnel_table.select(pl.col("injections", "flipped", "recovered", "invalid").sum())
     n_inj = int(totals["injections"][0] or 0)
@@ -52,6 +55,8 @@ def metrics(acc: pl.DataFrame, funnel_table: pl.DataFrame, labels: pl.DataFrame,
         "attribution": {
             f"{r['attributor']}/{r['split']}": {
                 k: (round(r[k], 6) if isinstance(r[k], float) else r[k])
-                for k in ("n", "agent_acc", "step_acc", "step_acc_pm1", "step_acc_pmk")}
-            for r in acc.iter_rows(named=True)},
+                for k in ("n", "agent_acc", "step_acc", "step_acc_pm1", "step_acc_pmk")
+            }
+            for r in acc.iter_rows(named=True)
+        },
     }

@@ -23,7 +23,14 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     write_text(outputs["accuracy"], acc.write_csv(float_precision=6))
     write_text(outputs["funnel"], fun.write_csv(float_precision=6))
     accuracy_figure(acc, outputs["figure"])
-    write_text(outputs["report"], render_report(
-        summary, acc, fun, outputs["figure"],
-        f"benchmarks: {', '.join(params['benchmarks'])}; systems: "
-        f"{', '.join(params['systems'])}; attributors: {', '.join(params['attributors'])}"))
+    write_text(
+        outputs["report"],
+        render_report(
+            summary,
+            acc,
+            fun,
+            outputs["figure"],
+            f"benchmarks: {', '.join(params['benchmarks'])}; systems: "
+            f"{', '.join(params['systems'])}; attributors: {', '.join(params['attributors'])}",
+        ),
+    )

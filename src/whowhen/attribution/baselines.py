@@ -19,8 +19,9 @@ Baseline = Callable[[pl.DataFrame, int], tuple[str, int] | None]
 
 def agent_steps(steps: pl.DataFrame) -> pl.DataFrame:
     """Steps that can be decisive: agent actions and messages, never observations or the task."""
-    return steps.filter((pl.col("kind") != "observation")
-                        & ~pl.col("actor").is_in(NON_AGENT_ACTORS)).sort("run_id", "step")
+    return steps.filter(
+        (pl.col("kind") != "observation") & ~pl.col("actor").is_in(NON_AGENT_ACTORS)
+    ).sort("run_id", "step")
 
 
 def _pick(steps: pl.DataFrame, index: int) -> tuple[str, int] | None:

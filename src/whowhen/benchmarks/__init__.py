@@ -21,13 +21,19 @@ class Benchmark:
 
 
 def _arithmetic_tasks(cfg: dict[str, Any], seed: int) -> list[arithmetic.Task]:
-    return arithmetic.generate_tasks(cfg["n_tasks"], seed, cfg.get("min_ops", 3),
-                                     cfg.get("max_ops", 5))
+    return arithmetic.generate_tasks(
+        cfg["n_tasks"], seed, cfg.get("min_ops", 3), cfg.get("max_ops", 5)
+    )
 
 
 BENCHMARKS: dict[str, Benchmark] = {
-    "arithmetic": Benchmark("arithmetic", arithmetic.MODALITY, arithmetic.CATEGORY,
-                            _arithmetic_tasks, arithmetic.ArithmeticEnv),
+    "arithmetic": Benchmark(
+        "arithmetic",
+        arithmetic.MODALITY,
+        arithmetic.CATEGORY,
+        _arithmetic_tasks,
+        arithmetic.ArithmeticEnv,
+    ),
 }
 
 
@@ -35,5 +41,6 @@ def get_benchmark(name: str) -> Benchmark:
     try:
         return BENCHMARKS[name]
     except KeyError:
-        raise WhowhenError(f"unknown benchmark {name!r}; known: {', '.join(BENCHMARKS)}",
-                           field="benchmarks") from None
+        raise WhowhenError(
+            f"unknown benchmark {name!r}; known: {', '.join(BENCHMARKS)}", field="benchmarks"
+        ) from None

@@ -29,8 +29,11 @@ OPS: dict[str, tuple[str, str, str]] = {
     "add": ("Then {name} gets {n} more {item}.", "+", "add"),
     "sub": ("Then {name} gives away {n} {item}.", "-", "subtract"),
     "mul": ("Then the number of {item} {name} has becomes {n} times as large.", "*", "multiply by"),
-    "div": ("Then {name} splits the {item} into {n} equal groups and keeps one group.", "/",
-            "divide by"),
+    "div": (
+        "Then {name} splits the {item} into {n} equal groups and keeps one group.",
+        "/",
+        "divide by",
+    ),
 }
 SYMBOL_TO_OP = {sym: op for op, (_, sym, _) in OPS.items()}
 _START = "{name} has {n} {item}."
@@ -58,22 +61,26 @@ def generate_tasks(n_tasks: int, seed: int, min_ops: int = 3, max_ops: int = 5) 
             op, n = _pick_op(rng, value)
             ops.append((op, n))
             value = _APPLY[op](value, n)
-        text = " ".join([_START.format(name=name, n=start, item=item)]
-                        + [OPS[op][0].format(name=name, n=n, item=item) for op, n in ops]
-                        + [_QUESTION.format(item=item, name=name)])
+        text = " ".join(
+            [_START.format(name=name, n=start, item=item)]
+            + [OPS[op][0].format(name=name, n=n, item=item) for op, n in ops]
+            + [_QUESTION.format(item=item, name=name)]
+        )
         task_id = f"arith-{stable_id(BENCHMARK, seed, index)[:10]}"
         tasks.append(Task(task_id, text, start, tuple(ops), value))
     return tasks
 
 
-_APPLY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
-          "div": operator.floordiv}
+_APPLY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.floordiv}
 
 
 def _pick_op(rng: random.Random, value: int) -> tuple[str, int]:
     divisors = [d for d in range(2, 10) if value % d == 0 and value // d >= 2]
-    choices = ["add", "add", "mul"] + (["sub", "sub"] if value > 3 else []) + (
-        ["div"] if divisors else [])
+    choices = (
+        ["add", "add", "mul"]
+        + (["sub", "sub"] if value > 3 else [])
+        + (["div"] if divisors else [])
+    )
     if value > 500:
         choices = [c for c in choices if c != "mul"]
     op = rng.choice(choices)
@@ -87,8 +94,15 @@ def _pick_op(rng: random.Random, value: int) -> tuple[str, int]:
 
 
 _PATTERNS = [
-    (re.compile(re.escape(tpl).replace(r"\{name\}", r"\w+").replace(r"\{n\}", r"(\d+)")
-                .replace(r"\{item\}", r"\w+")), op)
+    (
+        re.compile(
+            re.escape(tpl)
+            .replace(r"\{name\}", r"\w+")
+            .replace(r"\{n\}", r"(\d+)")
+            .replace(r"\{item\}", r"\w+")
+        ),
+        op,
+    )
     for op, (tpl, _, _) in OPS.items()
 ]
 _START_RE = re.compile(r"^\w+ has (\d+) \w+\.")
@@ -112,8 +126,12 @@ def format_number(value: float) -> str:
     return f"{value:.6g}"
 
 
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-           ast.Div: operator.truediv}
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
 
 
 def calculate(expression: str) -> str:
@@ -161,8 +179,10 @@ class ArithmeticEnv:
 
     def reset(self) -> str:
         self._answer, self._done = None, False
-        return (f"Solve the word problem. Tools: calculator(expression), "
-                f"final_answer(answer).\n\nProblem: {self.task.question}")
+        return (
+            f"Solve the word problem. Tools: calculator(expression), "
+            f"final_answer(answer).\n\nProblem: {self.task.question}"
+        )
 
     def step(self, action: Action) -> tuple[str, str] | None:
         if action.tool is None:

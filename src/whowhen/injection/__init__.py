@@ -12,8 +12,12 @@ def stage(params: dict, inputs: object, outputs: object, wildcards: object) -> N
     from whowhen.taxonomy import load_taxonomy
 
     cfg = params["injection"]
-    planned = plan_injections(read_table(inputs["runs"], RUNS),
-                              read_table(inputs["steps"], STEPS),
-                              load_taxonomy(inputs["taxonomy"]), cfg["seed"], cfg["per_run"],
-                              cfg.get("modes") or None)
+    planned = plan_injections(
+        read_table(inputs["runs"], RUNS),
+        read_table(inputs["steps"], STEPS),
+        load_taxonomy(inputs["taxonomy"]),
+        cfg["seed"],
+        cfg["per_run"],
+        cfg.get("modes") or None,
+    )
     write_table(planned, INJECTIONS, outputs["injections"])

@@ -23,11 +23,14 @@ _CONFUSED_OP = {"add": "sub", "sub": "add", "mul": "add", "div": "sub"}
 def typo(number: str, rng: random.Random) -> str:
     """A realistic mistyping of a number: swap two adjacent digits, or be off by one/ten."""
     digits = number.lstrip("-")
-    swaps = [i for i in range(len(digits) - 1) if digits[i] != digits[i + 1]
-             and not (i == 0 and digits[1] == "0")]
+    swaps = [
+        i
+        for i in range(len(digits) - 1)
+        if digits[i] != digits[i + 1] and not (i == 0 and digits[1] == "0")
+    ]
     if swaps and "." not in digits and rng.random() < 0.6:
         i = rng.choice(swaps)
-        digits = digits[:i] + digits[i + 1] + digits[i] + digits[i + 2:]
+        digits = digits[:i] + digits[i + 1] + digits[i] + digits[i + 2 :]
         return ("-" if number.startswith("-") else "") + digits
     value = float(number) + rng.choice([-10, -1, 1, 10])
     if value <= 0:
@@ -63,8 +66,7 @@ def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
             float(answer)
         except ValueError:
             return None
-        return Action(action.actor, action.content, "final_answer",
-                      {"answer": typo(answer, rng)})
+        return Action(action.actor, action.content, "final_answer", {"answer": typo(answer, rng)})
     parsed = parse_calc(action)
     if parsed is None:
         return None

@@ -23,12 +23,21 @@ def _action(row: dict[str, Any]) -> Action:
 def candidate_steps(steps: pl.DataFrame, taxonomy: Taxonomy) -> pl.DataFrame:
     """Agent action steps that at least one mode with an operator applies to."""
     types = sorted({t for m in taxonomy.modes if m.id in OPERATORS for t in m.action_types})
-    return steps.filter((pl.col("kind") == "action") & ~pl.col("actor").is_in(NON_AGENT_ACTORS)
-                        & pl.col("tool").is_in(types)).sort("run_id", "step")
+    return steps.filter(
+        (pl.col("kind") == "action")
+        & ~pl.col("actor").is_in(NON_AGENT_ACTORS)
+        & pl.col("tool").is_in(types)
+    ).sort("run_id", "step")
 
 
-def plan_injections(runs: pl.DataFrame, steps: pl.DataFrame, taxonomy: Taxonomy, seed: int,
-                    per_run: int, modes: list[str] | None = None) -> pl.DataFrame:
+def plan_injections(
+    runs: pl.DataFrame,
+    steps: pl.DataFrame,
+    taxonomy: Taxonomy,
+    seed: int,
+    per_run: int,
+    modes: list[str] | None = None,
+) -> pl.DataFrame:
     """Up to `per_run` distinct (step, mode) injections per successful run.
 
     Step: uniform over the run's candidate agent actions. Mode: uniform over the
@@ -40,8 +49,12 @@ def plan_injections(runs: pl.DataFrame, steps: pl.DataFrame, taxonomy: Taxonomy,
     rows: list[dict[str, Any]] = []
     for run in runs.filter(pl.col("success")).sort("run_id").iter_rows(named=True):
         rng = random.Random(f"{seed}:{run['run_id']}")
-        options = [(s, m) for s in cands.filter(pl.col("run_id") == run["run_id"])
-                   .iter_rows(named=True) for m in enabled if s["tool"] in m.action_types]
+        options = [
+            (s, m)
+            for s in cands.filter(pl.col("run_id") == run["run_id"]).iter_rows(named=True)
+            for m in enabled
+            if s["tool"] in m.action_types
+        ]
         rng.shuffle(options)
         # choose step first, then mode, so steps with many modes are not over-sampled
         by_step: dict[int, list[tuple[dict[str, Any], Any]]] = {}
@@ -58,15 +71,23 @@ def plan_injections(runs: pl.DataFrame, steps: pl.DataFrame, taxonomy: Taxonomy,
                 replacement = OPERATORS[mode.id](original, rng)
                 if replacement is None or replacement == original:
                     continue
-                rows.append({
-                    "injection_id": stable_id(run["run_id"], step, mode.id,
-                                              replacement.to_json()),
-                    "parent_run_id": run["run_id"], "benchmark": run["benchmark"],
-                    "system": run["system"], "step": step, "agent": original.actor,
-                    "action_type": original.tool, "mode": mode.id, "category": mode.category,
-                    "original_action": original.to_json(),
-                    "replacement_action": replacement.to_json(),
-                })
+                rows.append(
+                    {
+                        "injection_id": stable_id(
+                            run["run_id"], step, mode.id, replacement.to_json()
+                        ),
+                        "parent_run_id": run["run_id"],
+                        "benchmark": run["benchmark"],
+                        "system": run["system"],
+                        "step": step,
+                        "agent": original.actor,
+                        "action_type": original.tool,
+                        "mode": mode.id,
+                        "category": mode.category,
+                        "original_action": original.to_json(),
+                        "replacement_action": replacement.to_json(),
+                    }
+                )
                 chosen += 1
                 break
     return pl.from_arrow(to_arrow(rows, INJECTIONS))

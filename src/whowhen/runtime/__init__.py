@@ -6,6 +6,15 @@ from whowhen.runtime.types import Action, Step
 from whowhen.runtime.warm_start import PrefixFidelity, WarmStartResult, warm_start
 
 __all__ = [
-    "Action", "AgentSystem", "Environment", "Episode", "PrefixFidelity", "Step", "Verdict",
-    "WarmStartResult", "continue_episode", "run_episode", "warm_start",
+    "Action",
+    "AgentSystem",
+    "Environment",
+    "Episode",
+    "PrefixFidelity",
+    "Step",
+    "Verdict",
+    "WarmStartResult",
+    "continue_episode",
+    "run_episode",
+    "warm_start",
 ]

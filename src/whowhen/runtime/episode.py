@@ -22,8 +22,11 @@ class Episode:
     def apply(self, env: Environment, action: Action) -> Step | None:
         """Record the agent output, execute it, record the observation (if any); return it."""
         kind = "message" if action.tool is None else "action"
-        self.history.append(Step(len(self.history), action.actor, kind, action.content,
-                                 action.tool, action.tool_args))
+        self.history.append(
+            Step(
+                len(self.history), action.actor, kind, action.content, action.tool, action.tool_args
+            )
+        )
         result = env.step(action)
         if result is None:
             return None
@@ -33,8 +36,9 @@ class Episode:
         return obs
 
 
-def continue_episode(env: Environment, system: AgentSystem, episode: Episode,
-                     max_steps: int) -> Episode:
+def continue_episode(
+    env: Environment, system: AgentSystem, episode: Episode, max_steps: int
+) -> Episode:
     """Let the policy act until the environment is done or the step budget is spent.
 
     A policy that raises ends the episode with `end_reason='error: ...'` instead of

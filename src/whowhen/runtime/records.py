@@ -13,32 +13,75 @@ from whowhen.runtime.types import Step
 from whowhen.schema import canonical_json
 
 
-def run_row(episode: Episode, env: Environment, system: AgentSystem, *, run_id: str, seed: int,
-            origin: str, parent_run_id: str | None, gold_answer: str | None) -> dict[str, Any]:
+def run_row(
+    episode: Episode,
+    env: Environment,
+    system: AgentSystem,
+    *,
+    run_id: str,
+    seed: int,
+    origin: str,
+    parent_run_id: str | None,
+    gold_answer: str | None,
+) -> dict[str, Any]:
     verdict = episode.verdict
     assert verdict is not None, "evaluate the episode before recording it"
     return {
-        "run_id": run_id, "benchmark": env.benchmark, "task_id": env.task_id,
-        "modality": env.modality, "category": env.category, "system": system.name,
-        "topology": system.topology, "policy": system.policy, "seed": seed, "origin": origin,
-        "parent_run_id": parent_run_id, "success": verdict.success, "score": verdict.score,
-        "final_answer": verdict.final_answer, "gold_answer": gold_answer,
-        "n_steps": len(episode.history), "end_reason": episode.end_reason,
-        "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0,
+        "run_id": run_id,
+        "benchmark": env.benchmark,
+        "task_id": env.task_id,
+        "modality": env.modality,
+        "category": env.category,
+        "system": system.name,
+        "topology": system.topology,
+        "policy": system.policy,
+        "seed": seed,
+        "origin": origin,
+        "parent_run_id": parent_run_id,
+        "success": verdict.success,
+        "score": verdict.score,
+        "final_answer": verdict.final_answer,
+        "gold_answer": gold_answer,
+        "n_steps": len(episode.history),
+        "end_reason": episode.end_reason,
+        "tokens_in": 0,
+        "tokens_out": 0,
+        "cost_usd": 0.0,
     }
 
 
 def step_rows(episode: Episode, run_id: str) -> list[dict[str, Any]]:
     """Scripted policies make no model calls: tokens, cost and latency are zero, not missing."""
-    return [{"run_id": run_id, "step": s.step, "actor": s.actor, "kind": s.kind,
-             "content": s.content, "tool": s.tool, "tool_args": canonical_json(s.tool_args),
-             "media": list(s.media), "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0,
-             "latency_s": 0.0} for s in episode.history]
+    return [
+        {
+            "run_id": run_id,
+            "step": s.step,
+            "actor": s.actor,
+            "kind": s.kind,
+            "content": s.content,
+            "tool": s.tool,
+            "tool_args": canonical_json(s.tool_args),
+            "media": list(s.media),
+            "tokens_in": 0,
+            "tokens_out": 0,
+            "cost_usd": 0.0,
+            "latency_s": 0.0,
+        }
+        for s in episode.history
+    ]
 
 
 def steps_from_frame(frame: pl.DataFrame) -> list[Step]:
     """One run's steps (already filtered to its run_id) as runtime Steps, in order."""
-    return [Step(r["step"], r["actor"], r["kind"], r["content"], r["tool"],
-                 json.loads(r["tool_args"]) if r["tool_args"] else None,
-                 tuple(r["media"] or ()))
-            for r in frame.sort("step").iter_rows(named=True)]
+    return [
+        Step(
+            r["step"],
+            r["actor"],
+            r["kind"],
+            r["content"],
+            r["tool"],
+            json.loads(r["tool_args"]) if r["tool_args"] else None,
+            tuple(r["media"] or ()),
+        )
+        for r in frame.sort("step").iter_rows(named=True)
+    ]

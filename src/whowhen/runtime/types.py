@@ -20,8 +20,17 @@ class Action:
 
     def to_json(self) -> str:
         """Canonical JSON: the form stored in injection and label tables."""
-        return canonical_json({"actor": self.actor, "content": self.content,
-                               "tool": self.tool, "tool_args": self.tool_args}) or ""
+        return (
+            canonical_json(
+                {
+                    "actor": self.actor,
+                    "content": self.content,
+                    "tool": self.tool,
+                    "tool_args": self.tool_args,
+                }
+            )
+            or ""
+        )
 
     @classmethod
     def from_json(cls, text: str) -> Action:

@@ -37,8 +37,14 @@ class WarmStartResult:
     fidelity: PrefixFidelity
 
 
-def warm_start(env: Environment, system: AgentSystem, recorded: Sequence[Step], t: int,
-               replacement: Action, max_steps: int) -> WarmStartResult:
+def warm_start(
+    env: Environment,
+    system: AgentSystem,
+    recorded: Sequence[Step],
+    t: int,
+    replacement: Action,
+    max_steps: int,
+) -> WarmStartResult:
     """Reset `env`, re-execute `recorded[:t]`, apply `replacement` as step t, continue.
 
     Stops at the first observation that differs from the record: continuing on a
@@ -47,8 +53,11 @@ def warm_start(env: Environment, system: AgentSystem, recorded: Sequence[Step], 
     if not 0 < t < len(recorded) or not recorded[t].is_agent_step:
         raise WhowhenError(f"step {t} is not an agent step of the recorded run", field="step")
     if replacement.actor != recorded[t].actor:
-        raise WhowhenError(f"replacement actor {replacement.actor!r} differs from the "
-                           f"recorded actor {recorded[t].actor!r}", field="replacement_action")
+        raise WhowhenError(
+            f"replacement actor {replacement.actor!r} differs from the "
+            f"recorded actor {recorded[t].actor!r}",
+            field="replacement_action",
+        )
     episode = Episode()
     episode.start(env)
     checked = matched = 0
@@ -59,7 +68,10 @@ def warm_start(env: Environment, system: AgentSystem, recorded: Sequence[Step], 
         checked += 1
         want = recorded[i] if i < len(recorded) else None
         if want is not None and (got.actor, got.kind, got.content) == (
-                want.actor, want.kind, want.content):
+            want.actor,
+            want.kind,
+            want.content,
+        ):
             matched += 1
         elif mismatch is None:
             mismatch = i
@@ -69,8 +81,9 @@ def warm_start(env: Environment, system: AgentSystem, recorded: Sequence[Step], 
     while i < t and mismatch is None:
         step = recorded[i]
         if step.kind == "observation":  # produced by the environment, never replayed
-            raise WhowhenError(f"recorded step {i} is an observation without a preceding "
-                               "action", field="kind")
+            raise WhowhenError(
+                f"recorded step {i} is an observation without a preceding action", field="kind"
+            )
         obs = episode.apply(env, step.as_action())
         i += 1
         if obs is not None:
@@ -78,9 +91,13 @@ def warm_start(env: Environment, system: AgentSystem, recorded: Sequence[Step], 
             i += 1
     fidelity = PrefixFidelity(t, checked, matched, mismatch)
     if mismatch is not None or i != t:
-        episode.end_reason = (f"prefix drift at step {mismatch}" if mismatch is not None
-                              else f"prefix misaligned: step {t} falls inside an observation")
-        return WarmStartResult(episode, PrefixFidelity(t, checked, matched,
-                                                       mismatch if mismatch is not None else t))
+        episode.end_reason = (
+            f"prefix drift at step {mismatch}"
+            if mismatch is not None
+            else f"prefix misaligned: step {t} falls inside an observation"
+        )
+        return WarmStartResult(
+            episode, PrefixFidelity(t, checked, matched, mismatch if mismatch is not None else t)
+        )
     episode.apply(env, replacement)
     return WarmStartResult(continue_episode(env, system, episode, max_steps), fidelity)

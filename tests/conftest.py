@@ -1,0 +1,34 @@
+"""Shared fixtures: a tiny config and the repository root."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+
+TINY: dict[str, Any] = {
+    "seed": 5,
+    "benchmarks": {"arithmetic": {"n_tasks": 6, "min_ops": 3, "max_ops": 4}},
+    "systems": ["react", "solver_verifier"],
+    "rollouts": {"max_steps": 60, "slip_rate": 0.1},
+    "taxonomy": {"file": "config/taxonomy.yaml"},
+    "injection": {"seed": 7, "per_run": 2, "modes": []},
+    "continuation": {"max_steps": 80, "train_fraction": 0.5, "split_seed": 3},
+    "attribution": {"seed": 11, "attributors": ["random", "first_agent_step", "last_agent_step"]},
+    "analysis": {"tolerance": 2},
+}
+
+
+@pytest.fixture
+def tiny_config() -> dict[str, Any]:
+    return copy.deepcopy(TINY)
+
+
+@pytest.fixture
+def root() -> Path:
+    return ROOT

@@ -1,0 +1,35 @@
+"""Build small in-memory stage inputs by running the real stages on a tiny config."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from whowhen.continuation import build_dataset, continue_injections
+from whowhen.injection import plan_injections
+from whowhen.rollouts import run_rollouts
+from whowhen.taxonomy import load_taxonomy
+
+from .conftest import ROOT, TINY
+
+
+def pipeline(
+    system: str = "solver_verifier",
+    cfg: dict[str, Any] = TINY,
+) -> dict[str, pl.DataFrame]:
+    bench = cfg["benchmarks"]["arithmetic"]
+    runs, steps = run_rollouts("arithmetic", system, bench, cfg["seed"], 0.0, 80)
+    taxonomy = load_taxonomy(ROOT / "config" / "taxonomy.yaml")
+    inj = plan_injections(
+        runs, steps, taxonomy, cfg["injection"]["seed"], cfg["injection"]["per_run"]
+    )
+    parts = continue_injections(inj, runs, steps, bench, cfg["seed"], 80)
+    data = build_dataset([parts], 3, 0.5)
+    return {
+        "rollout_runs": runs,
+        "rollout_steps": steps,
+        "injections": inj,
+        **{f"cont_{k}": v for k, v in parts.items()},
+        **data,
+    }

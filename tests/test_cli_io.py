@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from whowhen.cli import main
+from whowhen.io import atomic_path, write_json
+
+
+def test_check_config(root, capsys, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(root)
+    assert main(["check-config", "config/config.yaml"]) == 0
+    assert "valid" in capsys.readouterr().out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("seed: -1\n")
+    assert main(["check-config", str(bad)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {bad}: ") and "\n" not in err
+
+
+def test_help(capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0 and "check-config" in capsys.readouterr().out
+
+
+def test_atomic_path_keeps_old_file_on_failure(tmp_path) -> None:
+    target = write_json(tmp_path / "m.json", {"a": 1})
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        with open(tmp, "w") as fh:
+            fh.write("partial")
+        raise RuntimeError("killed")
+    assert json.loads(target.read_text()) == {"a": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["m.json"]

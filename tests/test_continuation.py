@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import polars as pl
+
+from whowhen.continuation import assign_splits, continue_injections
+
+from .helpers import pipeline
+
+
+def test_statuses_and_labels_for_the_multi_agent_system() -> None:
+    out = pipeline("solver_verifier")
+    cont = out["cont_continuations"]
+    assert cont.height == out["injections"].height > 0
+    assert cont["prefix_exact"].all()
+    status = dict(
+        cont.group_by("mode", "status")
+        .len()
+        .select(pl.concat_str("mode", "status", separator="/"), "len")
+        .rows()
+    )
+    # the verifier checks operators: a wrong operator is always caught (a recovery) ...
+    assert status.get("reasoning.wrong_operator/recovered", 0) > 0
+    assert "reasoning.wrong_operator/flipped" not in status
+    # ... but a mistyped argument slips through
+    assert status.get("action.wrong_tool_argument/flipped", 0) > 0
+    labels = out["cont_labels"]
+    assert labels.height == (cont["status"] == "flipped").sum()
+    runs = out["cont_runs"]
+    flipped = runs.join(labels, on="run_id")
+    assert (~flipped["success"]).all() and (flipped["origin"] == "injected").all()
+
+
+def test_label_points_at_the_replaced_step() -> None:
+    out = pipeline("react")
+    steps, inj = out["cont_steps"], out["injections"]
+    labels = (
+        out["cont_labels"]
+        .join(out["cont_continuations"].select("run_id", "injection_id"), on="run_id")
+        .join(inj, on="injection_id")
+    )
+    assert labels.height > 0
+    for row in labels.iter_rows(named=True):
+        step = steps.filter(
+            (pl.col("run_id") == row["run_id"]) & (pl.col("step") == row["decisive_step"])
+        ).row(0, named=True)
+        assert step["actor"] == row["decisive_agent"] and step["kind"] == "action"
+        assert row["decisive_step"] == row["step"]
+
+
+def test_missing_parent_is_invalid_not_fatal() -> None:
+    out = pipeline("react")
+    inj = out["injections"]
+    broken = inj.with_columns(
+        pl.when(pl.int_range(pl.len()) == 0)
+        .then(pl.lit("ghost"))
+        .otherwise(pl.col("parent_run_id"))
+        .alias("parent_run_id")
+    )
+    res = continue_injections(
+        broken,
+        out["rollout_runs"],
+        out["rollout_steps"],
+        {"n_tasks": 6, "min_ops": 3, "max_ops": 4},
+        5,
+        80,
+    )
+    cont = res["continuations"]
+    assert (cont["status"] == "invalid").sum() == 1
+    assert cont.filter(pl.col("status") == "invalid")["reason"][0].startswith("parent run ghost")
+    assert (cont["status"] != "invalid").sum() == inj.height - 1
+
+
+def test_splits_are_by_task() -> None:
+    out = pipeline("solver_verifier")
+    labels = assign_splits(out["labels"], out["runs"], seed=1, train_fraction=0.5)
+    per_task = (
+        labels.join(out["runs"].select("run_id", "task_id"), on="run_id")
+        .group_by("task_id")
+        .agg(pl.col("split").n_unique())
+    )
+    assert (per_task["split"] == 1).all()
+    assert set(labels["split"]) <= {"train", "test"}

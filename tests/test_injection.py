@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+import json
+import random
+
+import polars as pl
+import pytest
+
+from whowhen.agents.arithmetic import calc_action, parse_calc
+from whowhen.injection import OPERATORS, plan_injections
+from whowhen.injection.operators import typo
+from whowhen.rollouts import run_rollouts
+from whowhen.runtime import Action
+from whowhen.taxonomy import load_taxonomy
+
+from .conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def rollouts():
+    return run_rollouts("arithmetic", "solver_verifier", {"n_tasks": 8}, 1, 0.0, 80)
+
+
+@pytest.fixture(scope="module")
+def taxonomy():
+    return load_taxonomy(ROOT / "config" / "taxonomy.yaml")
+
+
+def test_every_taxonomy_mode_has_an_operator(taxonomy) -> None:
+    assert {m.id for m in taxonomy.modes} == set(OPERATORS)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_operators_change_the_action_and_keep_its_format(seed: int) -> None:
+    rng = random.Random(seed)
+    action = calc_action(
+        "solver",
+        rng.choice(["add", "sub", "mul", "div"]),
+        str(rng.randint(10, 999)),
+        str(rng.randint(2, 9)),
+    )
+    op, a, n, _ = parse_calc(action)
+    operand = OPERATORS["reasoning.wrong_operand"](action, rng)
+    assert parse_calc(operand)[0] == op and parse_calc(operand)[2] != n
+    operator = OPERATORS["reasoning.wrong_operator"](action, rng)
+    assert parse_calc(operator)[0] != op and parse_calc(operator)[2] == n
+    arg = OPERATORS["action.wrong_tool_argument"](action, rng)
+    assert arg.content == action.content and parse_calc(arg)[3] != a
+    for replaced in (operand, operator, arg):
+        text = (replaced.content + json.dumps(replaced.tool_args)).lower()
+        assert not any(w in text for w in ("inject", "error", "wrong", "mistake", "slip"))
+        assert replaced.actor == action.actor and replaced.tool == action.tool
+
+
+def test_final_answer_typo() -> None:
+    final = Action("verifier", "Final answer: 75.", "final_answer", {"answer": "75"})
+    replaced = OPERATORS["action.wrong_tool_argument"](final, random.Random(1))
+    assert replaced.tool_args["answer"] != "75" and replaced.content == final.content
+    assert OPERATORS["reasoning.wrong_operand"](final, random.Random(1)) is None
+
+
+@pytest.mark.parametrize("number", ["75", "100", "5", "1234", "2.5"])
+def test_typo_is_a_different_valid_number(number: str) -> None:
+    for seed in range(10):
+        out = typo(number, random.Random(seed))
+        assert out != number and float(out) > 0
+
+
+def test_plan_is_seeded_and_targets_agent_actions(rollouts, taxonomy) -> None:
+    runs, steps = rollouts
+    a = plan_injections(runs, steps, taxonomy, seed=3, per_run=2)
+    assert a.equals(plan_injections(runs, steps, taxonomy, seed=3, per_run=2))
+    assert not a.equals(plan_injections(runs, steps, taxonomy, seed=4, per_run=2))
+    assert a.group_by("parent_run_id").len()["len"].max() <= 2
+    joined = a.join(steps, left_on=["parent_run_id", "step"], right_on=["run_id", "step"])
+    assert joined.height == a.height
+    assert (joined["kind"] == "action").all() and (joined["actor"] == joined["agent"]).all()
+    assert a["injection_id"].n_unique() == a.height
+    for row in a.iter_rows(named=True):
+        assert taxonomy.mode(row["mode"]).category == row["category"]
+        assert row["replacement_action"] != row["original_action"]
+
+
+def test_plan_respects_mode_filter_and_skips_failed_runs(rollouts, taxonomy) -> None:
+    runs, steps = rollouts
+    only = plan_injections(runs, steps, taxonomy, 3, 3, modes=["reasoning.wrong_operator"])
+    assert set(only["mode"]) == {"reasoning.wrong_operator"}
+    failed = runs.with_columns(pl.lit(False).alias("success"))
+    assert plan_injections(failed, steps, taxonomy, 3, 2).height == 0

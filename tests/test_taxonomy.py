@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import copy
+
+import polars as pl
+import pytest
+import yaml
+
+from whowhen.errors import WhowhenError
+from whowhen.taxonomy import failure_overview, load_taxonomy, parse_taxonomy
+
+from .conftest import ROOT
+
+DOC = yaml.safe_load((ROOT / "config" / "taxonomy.yaml").read_text())
+
+
+def test_shipped_taxonomy_loads() -> None:
+    tax = load_taxonomy(ROOT / "config" / "taxonomy.yaml")
+    assert set(tax.categories) == {
+        "perception",
+        "reasoning",
+        "planning",
+        "action",
+        "verification",
+        "coordination",
+    }
+    assert [m.id for m in tax.modes_for("final_answer")] == ["action.wrong_tool_argument"]
+    assert parse_taxonomy(tax.to_dict()) == tax
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field"),
+    [
+        (lambda d: d["modes"][0].update(category="astrology"), "modes.0.category"),
+        (lambda d: d["modes"][1].update(id=d["modes"][0]["id"]), "modes.1.id"),
+        (lambda d: d["modes"][2].pop("action_types"), "modes.2"),
+        (lambda d: d["modes"][0].update(id="Bad Id"), "modes.0.id"),
+    ],
+)
+def test_invalid_taxonomy_names_field(mutate, field) -> None:
+    doc = copy.deepcopy(DOC)
+    mutate(doc)
+    with pytest.raises(WhowhenError, match=f"field '{field}'"):
+        parse_taxonomy(doc, "tax.yaml")
+
+
+def test_unknown_mode() -> None:
+    with pytest.raises(WhowhenError, match="unknown failure mode"):
+        parse_taxonomy(DOC).mode("reasoning.nope")
+
+
+def test_overview_counts_failures() -> None:
+    runs = pl.DataFrame(
+        {
+            "benchmark": ["b"] * 4,
+            "system": ["s", "s", "s", "t"],
+            "success": [True, False, False, True],
+        }
+    )
+    ov = failure_overview(runs)
+    assert ov.rows() == [("b", "s", 3, 2, 2 / 3), ("b", "t", 1, 0, 0.0)]

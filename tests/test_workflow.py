@@ -1,0 +1,107 @@
+"""End-to-end: the whole Snakemake workflow on a tiny config in a temporary directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .workdir import make_project, snakemake
+
+OUTPUTS = (
+    "results/rollouts",
+    "results/dataset/runs.parquet",
+    "results/dataset/steps.parquet",
+    "results/dataset/labels.parquet",
+    "results/predictions/random.parquet",
+    "results/metrics.json",
+    "reports/report.html",
+    "reports/figures/accuracy.png",
+)
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory, request) -> tuple[Path, Path]:
+    from .conftest import TINY
+
+    dirs = []
+    for name in ("a", "b"):
+        project = make_project(tmp_path_factory.mktemp(name) / "proj", TINY)
+        proc = snakemake(project, "--cores", "2")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        dirs.append(project)
+    return dirs[0], dirs[1]
+
+
+def test_outputs_exist_and_metrics_are_sane(two_runs) -> None:
+    project = two_runs[0]
+    for out in OUTPUTS:
+        assert (project / out).exists(), out
+    metrics = json.loads((project / "results/metrics.json").read_text())
+    assert metrics["injection"]["prefix_fidelity"] == 1.0
+    assert metrics["injection"]["invalid"] == 0
+    assert metrics["dataset"]["items"] == metrics["injection"]["flipped"] > 0
+    assert set(metrics["dataset"]["by_system"]) == {"react", "solver_verifier"}
+    assert "random/all" in metrics["attribution"]
+    html = (project / "reports/report.html").read_text()
+    assert "Attribution accuracy" in html and "100.0%" in html
+
+
+def test_two_clean_runs_are_byte_identical(two_runs) -> None:
+    a, b = two_runs
+    files = sorted(
+        p.relative_to(a)
+        for p in (a / "results").rglob("*")
+        if p.is_file() and p.suffix in (".parquet", ".json", ".csv", ".yaml")
+    )
+    assert len([f for f in files if f.suffix == ".parquet"]) >= 15
+    for rel in files:
+        assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
+
+
+def test_malformed_parquet_gives_one_clear_line(tmp_path, two_runs) -> None:
+    import shutil
+
+    project = tmp_path / "proj"
+    shutil.copytree(two_runs[0], project, ignore=shutil.ignore_patterns(".snakemake"))
+    (project / "results/dataset/runs.parquet").write_bytes(b"PAR1 garbage")
+    proc = snakemake(
+        project, "--cores", "1", "--forcerun", "attribution", "results/predictions/random.parquet"
+    )
+    assert proc.returncode != 0
+    lines = [ln for ln in proc.stderr.splitlines() if "error:" in ln]
+    assert lines and "results/dataset/runs.parquet: not a readable Parquet file" in lines[0]
+
+
+def test_bad_config_gives_one_clear_line(tmp_path) -> None:
+    from .conftest import TINY
+
+    bad = json.loads(json.dumps(TINY))
+    bad["injection"]["per_run"] = "three"
+    project = make_project(tmp_path / "proj", bad)
+    proc = snakemake(project, "-n")
+    assert proc.returncode != 0
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
+    assert lines == [
+        "error: config/config.yaml: field 'injection.per_run': 'three' is not of type 'integer'"
+    ]
+
+
+def test_missing_input_file_is_named(tmp_path) -> None:
+    from .conftest import TINY
+
+    bad = json.loads(json.dumps(TINY))
+    bad["taxonomy"]["file"] = "config/missing.yaml"
+    project = make_project(tmp_path / "proj", bad)
+    proc = snakemake(project, "-n")
+    assert proc.returncode != 0
+    assert (
+        "error: config/config.yaml: field 'taxonomy.file': file not found: config/missing.yaml"
+    ) in proc.stderr
+
+
+def test_snakemake_lint_is_clean(root) -> None:
+    proc = snakemake(root, "--lint")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Congratulations" in proc.stdout + proc.stderr
