@@ -80,3 +80,41 @@ def test_splits_are_by_task() -> None:
     )
     assert (per_task["split"] == 1).all()
     assert set(labels["split"]) <= {"train", "test"}
+
+
+def test_drifting_environment_makes_injections_invalid(monkeypatch) -> None:
+    import dataclasses
+    import itertools
+
+    from whowhen import benchmarks
+    from whowhen.benchmarks.arithmetic import ArithmeticEnv
+
+    counter = itertools.count()
+
+    class Drifting(ArithmeticEnv):
+        def step(self, action):
+            result = super().step(action)
+            if result and result[0] == "calculator":
+                return "calculator", f"{result[1]} [{next(counter)}]"
+            return result
+
+    out = pipeline("react")
+    drifting = dataclasses.replace(benchmarks.BENCHMARKS["arithmetic"], make_env=Drifting)
+    monkeypatch.setitem(benchmarks.BENCHMARKS, "arithmetic", drifting)
+    # the recorded runs came from the deterministic env; replay now drifts at the first
+    # calculator observation that lies inside the prefix
+    res = continue_injections(
+        out["injections"],
+        out["rollout_runs"],
+        out["rollout_steps"],
+        {"n_tasks": 6, "min_ops": 3, "max_ops": 4},
+        5,
+        80,
+    )
+    cont = res["continuations"]
+    inside = cont.filter(pl.col("prefix_len") > 2)
+    assert inside.height > 0
+    assert (inside["status"] == "invalid").all() and (~inside["prefix_exact"]).all()
+    assert (inside["first_mismatch_step"] == 2).all()
+    assert inside["reason"].str.starts_with("prefix drift").all()
+    assert res["labels"].join(inside, on="run_id").height == 0

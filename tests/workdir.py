@@ -32,7 +32,11 @@ def make_project(dest: Path, config: dict[str, Any]) -> Path:
 
 def run(cmd: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess[str]:
     """Run with this interpreter's bin folder first on PATH (snakemake, dvc, python)."""
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    env = dict(
+        os.environ,
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        DVC_NO_ANALYTICS="1",
+    )
     return subprocess.run(
         cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )

@@ -11,6 +11,16 @@ from pathlib import Path
 from typing import Any
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_umask()
+"""mkstemp creates 0600 files; results should get the usual permissions for new files."""
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[str]:
     """Yield a temp path in the target folder; rename over `path` only if the block succeeds."""
@@ -20,6 +30,7 @@ def atomic_path(path: str | Path) -> Iterator[str]:
     os.close(fd)
     try:
         yield tmp
+        os.chmod(tmp, _FILE_MODE)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
