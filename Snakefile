@@ -26,6 +26,7 @@ include: "workflow/rules/rollouts.smk"
 include: "workflow/rules/taxonomy.smk"
 include: "workflow/rules/injection.smk"
 include: "workflow/rules/continuation.smk"
+include: "workflow/rules/imports.smk"
 include: "workflow/rules/attribution.smk"
 include: "workflow/rules/analysis.smk"
 

@@ -23,6 +23,7 @@ def _step(run_id: str = "r1", step: int = 0, kind: str = "message") -> dict:
         "run_id": run_id,
         "step": step,
         "actor": "user",
+        "role": "user",
         "kind": kind,
         "content": "hi",
         "tool": None,

@@ -45,6 +45,13 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
             message = f"unknown key (known keys: {', '.join(known)})"
         raise WhowhenError(message, path=source, field=".".join(path) or "(top level)")
     _fill_defaults(config, schema)
+    for item in config["imports"]:
+        _fill_defaults(item, schema["properties"]["imports"]["items"])
+    names = [item["name"] for item in config["imports"]]
+    for i, name in enumerate(names):
+        if names.index(name) != i:
+            raise WhowhenError(f"duplicate import name {name!r}", path=source,
+                               field=f"imports.{i}.name")
     if "arithmetic" in config["benchmarks"]:
         b = config["benchmarks"]["arithmetic"]
         if b["min_ops"] > b["max_ops"]:
@@ -61,6 +68,13 @@ def check_files(config: dict[str, Any], source: str = "config", root: str | Path
         raise WhowhenError(
             f"file not found: {config['taxonomy']['file']}", path=source, field="taxonomy.file"
         )
+    for i, item in enumerate(config.get("imports", [])):
+        if not item["optional"] and not (Path(root) / item["path"]).exists():
+            raise WhowhenError(
+                f"file not found: {item['path']} (set optional: true to allow that)",
+                path=source,
+                field=f"imports.{i}.path",
+            )
 
 
 def load_config(path: str | Path, root: str | Path = ".") -> dict[str, Any]:

@@ -118,6 +118,7 @@ def continue_injections(
                 origin="injected",
                 parent_run_id=parent["run_id"],
                 gold_answer=parent["gold_answer"],
+                    question=parent["question"],
             )
         )
         out["steps"] += step_rows(episode, run_id)
@@ -131,6 +132,7 @@ def continue_injections(
                     "category": inj["category"],
                     "original_action": inj["original_action"],
                     "replacement_action": inj["replacement_action"],
+                    "reason": None,
                     "source": "injection",
                     "split": None,
                 }

@@ -20,7 +20,15 @@ from pathlib import Path
 
 import yaml
 
-STAGE_ORDER = ("rollouts", "taxonomy", "injection", "continuation", "attribution", "analysis")
+STAGE_ORDER = (
+    "rollouts",
+    "taxonomy",
+    "injection",
+    "continuation",
+    "imports",
+    "attribution",
+    "analysis",
+)
 CONFIG = "config/config.yaml"
 COMMON_CODE = [
     "Snakefile",
@@ -48,6 +56,7 @@ STAGE_CODE = {
         "src/whowhen/benchmarks",
         "src/whowhen/agents",
     ],
+    "imports": ["src/whowhen/datasets"],
     "attribution": ["src/whowhen/attribution"],
     "analysis": ["src/whowhen/analysis", "workflow/report"],
 }
@@ -56,6 +65,7 @@ STAGE_PARAMS = {
     "taxonomy": ["taxonomy"],
     "injection": ["injection"],
     "continuation": ["seed", "benchmarks", "continuation"],
+    "imports": ["imports"],
     "attribution": ["attribution"],
     "analysis": ["analysis"],
 }

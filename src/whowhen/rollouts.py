@@ -50,6 +50,7 @@ def run_rollouts(
                 origin="rollout",
                 parent_run_id=None,
                 gold_answer=str(task.answer),
+                question=task.question,
             )
         )
         steps += step_rows(episode, run_id)

@@ -51,7 +51,9 @@ RUNS = TableSpec(
         [
             ("run_id", _STR),
             ("benchmark", _STR),
+            ("subset", _STR),
             ("task_id", _STR),
+            ("question", _STR),
             ("modality", _STR),
             ("category", _STR),
             ("system", _STR),
@@ -69,6 +71,7 @@ RUNS = TableSpec(
             ("tokens_in", _INT),
             ("tokens_out", _INT),
             ("cost_usd", _F64),
+            ("meta", _STR),
         ]
     ),
     required=(
@@ -95,6 +98,7 @@ STEPS = TableSpec(
             ("run_id", _STR),
             ("step", _INT),
             ("actor", _STR),
+            ("role", _STR),
             ("kind", _STR),
             ("content", _STR),
             ("tool", _STR),
@@ -122,6 +126,7 @@ LABELS = TableSpec(
             ("category", _STR),
             ("original_action", _STR),
             ("replacement_action", _STR),
+            ("reason", _STR),
             ("source", _STR),
             ("split", _STR),
         ]

@@ -20,6 +20,7 @@ STAGES = {
     "injection": "whowhen.injection:stage",
     "continuation": "whowhen.continuation:stage",
     "dataset": "whowhen.continuation:dataset_stage",
+    "imports": "whowhen.datasets:stage",
     "attribution": "whowhen.attribution:stage",
     "analysis": "whowhen.analysis.stage:stage",
 }

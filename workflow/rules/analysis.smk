@@ -3,14 +3,16 @@
 
 rule analysis:
     input:
-        labels=rules.dataset.output.labels,
-        runs=rules.dataset.output.runs,
+        labels=dataset_paths("labels"),
+        runs=dataset_paths("runs"),
+        steps=dataset_paths("steps"),
         continuations=rules.dataset.output.continuations,
         predictions=rules.attribution_all.input,
     output:
         metrics="results/metrics.json",
         accuracy="results/analysis/accuracy.csv",
         funnel="results/analysis/funnel.csv",
+        expected="results/analysis/random_expected.csv",
         figure=report(
             "reports/figures/accuracy.png",
             caption="../report/accuracy.rst",
@@ -19,7 +21,7 @@ rule analysis:
         report="reports/report.html",
     params:
         analysis=config["analysis"],
-        benchmarks=sorted(config["benchmarks"]),
+        datasets=list(DATASETS),
         systems=config["systems"],
         attributors=config["attribution"]["attributors"],
     log:

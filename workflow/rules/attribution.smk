@@ -1,16 +1,16 @@
-# Stage 5: one prediction per (trajectory, attributor).
+# Stage 5: one prediction per (trajectory, attributor), on every dataset.
 
 
 rule attribution:
     input:
-        runs=rules.dataset.output.runs,
-        steps=rules.dataset.output.steps,
+        runs=lambda w: f"{DATASETS[w.dataset]}/runs.parquet",
+        steps=lambda w: f"{DATASETS[w.dataset]}/steps.parquet",
     output:
-        predictions="results/predictions/{attributor}.parquet",
+        predictions="results/predictions/{dataset}/{attributor}.parquet",
     params:
         attribution=config["attribution"],
     log:
-        "logs/attribution/{attributor}.log",
+        "logs/attribution/{dataset}/{attributor}.log",
     conda:
         "../../envs/whowhen.yaml"
     script:
@@ -19,4 +19,8 @@ rule attribution:
 
 rule attribution_all:
     input:
-        expand("results/predictions/{attributor}.parquet", attributor=config["attribution"]["attributors"]),
+        expand(
+            "results/predictions/{dataset}/{attributor}.parquet",
+            dataset=DATASETS,
+            attributor=config["attribution"]["attributors"],
+        ),

@@ -1,6 +1,10 @@
-# Shared helpers: the (benchmark, system) shards and the per-shard path patterns.
+# Shared helpers: the (benchmark, system) shards, the datasets, and path patterns.
+import os
 
 SHARDS = [(b, s) for b in sorted(config["benchmarks"]) for s in config["systems"]]
+IMPORTS = {item["name"]: item for item in config["imports"]}
+# every dataset attribution and analysis cover: the built one and each import
+DATASETS = {"built": "results/dataset"} | {n: f"results/imports/{n}" for n in IMPORTS}
 
 
 def shard_paths(pattern):
@@ -8,11 +12,27 @@ def shard_paths(pattern):
     return [pattern.format(benchmark=b, system=s) for b, s in SHARDS]
 
 
+def dataset_paths(table):
+    """One table (runs, steps, labels) of every dataset."""
+    return [f"{folder}/{table}.parquet" for folder in DATASETS.values()]
+
+
 def bench_config(wildcards):
     return config["benchmarks"][wildcards.benchmark]
+
+
+def import_spec(wildcards):
+    return IMPORTS[wildcards.dataset]
+
+
+def import_source(wildcards):
+    """The imported file or folder, when present (an optional one may be absent)."""
+    path = IMPORTS[wildcards.dataset]["path"]
+    return [path] if os.path.exists(path) else []
 
 
 wildcard_constraints:
     benchmark="[a-z_]+",
     system="[a-z_]+",
     attributor="[a-z_]+",
+    dataset="[a-z][a-z0-9_]*",

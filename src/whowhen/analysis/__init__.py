@@ -2,6 +2,14 @@
 
 from whowhen.analysis.figures import accuracy_figure
 from whowhen.analysis.report import render_report
-from whowhen.analysis.scores import accuracy, funnel, metrics, run_sql
+from whowhen.analysis.scores import accuracy, funnel, metrics, random_expected, run_sql
 
-__all__ = ["accuracy", "accuracy_figure", "funnel", "metrics", "render_report", "run_sql"]
+__all__ = [
+    "accuracy",
+    "accuracy_figure",
+    "funnel",
+    "metrics",
+    "random_expected",
+    "render_report",
+    "run_sql",
+]

@@ -14,9 +14,13 @@ import seaborn as sns
 from whowhen.io import atomic_path
 
 
-def accuracy_figure(acc: pl.DataFrame, path: str | Path, split: str = "all") -> Path:
+def accuracy_figure(
+    acc: pl.DataFrame, path: str | Path, dataset: str = "all", split: str = "all"
+) -> Path:
     """Agent and step accuracy per attributor, with Wilson 95% intervals and n."""
-    rows = acc.filter(pl.col("split") == split).sort("attributor")
+    rows = acc.filter((pl.col("split") == split) & (pl.col("dataset") == dataset)).sort(
+        "attributor"
+    )
     long = pl.concat(
         [
             rows.select(
@@ -50,7 +54,7 @@ def accuracy_figure(acc: pl.DataFrame, path: str | Path, split: str = "all") -> 
         ylim=(0, 1.12),
         xlabel="attributor",
         ylabel="accuracy",
-        title=f"Attribution accuracy ({split} items, n={n}; 95% Wilson intervals)",
+        title=f"Attribution accuracy ({dataset} datasets, {split} splits, n={n}; 95% Wilson CI)",
     )
     fig.tight_layout()
     with atomic_path(path) as tmp:

@@ -36,41 +36,41 @@ def render_report(
     metrics: dict[str, Any],
     accuracy: pl.DataFrame,
     funnel: pl.DataFrame,
+    expected: pl.DataFrame,
     figure: str | Path,
     config_summary: str,
 ) -> str:
+    """Dataset summary, injection funnel, and accuracy (exact and Who&When-compatible)."""
     ds, inj = metrics["dataset"], metrics["injection"]
     fidelity = inj.get("prefix_fidelity")
+    per_dataset = accuracy.filter(pl.col("split") == "all").select(
+        "attributor", "dataset", "n", "agent_acc", "step_acc", "step_acc_pm1", "tolerance",
+        "step_acc_pmk", "step_acc_lo", "step_acc_hi", "agent_acc_substring",
+        "step_acc_substring",
+    )
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>whowhen report</title>",
         f"<style>{_CSS}</style></head><body>",
         "<h1>whowhen: failure attribution report</h1>",
         f"<p class='note'>{html.escape(config_summary)}</p>",
-        "<h2>Dataset</h2>",
-        f"<p>{ds['items']} labelled failures ({ds['train']} train / {ds['test']} test) from "
-        f"{inj['injections']} injections: {inj['flipped']} flipped, {inj['recovered']} "
-        f"recovered by the system, {inj['invalid']} invalid. Prefix fidelity of the warm start: "
+        "<h2>Datasets</h2>",
+        f"<p>{ds['items']} labelled failures ({ds['train']} train / {ds['test']} test).</p>",
+        table_html(expected.filter(pl.col("split") == "all").select("dataset", "n")),
+        "<h2>Built dataset: injection funnel</h2>",
+        f"<p>{inj['injections']} injections: {inj['flipped']} flipped (kept, labelled), "
+        f"{inj['recovered']} recovered by the system, {inj['invalid']} invalid. Prefix "
+        f"fidelity of the warm start: "
         f"{'n/a' if fidelity is None else f'{100 * fidelity:.1f}%'}.</p>",
-        "<h2>Injection funnel</h2>",
         table_html(funnel),
         "<h2>Attribution accuracy</h2>",
-        "<p class='note'>Exact agent and step match; a missing prediction counts as wrong. "
-        "Intervals are Wilson 95%.</p>",
+        "<p class='note'>Exact scoring: agent names equal and step indices equal; a missing "
+        "prediction counts as wrong. Intervals are Wilson 95%. The <code>*_substring</code> "
+        "columns reproduce the official Who&amp;When scorer (substring match: gold step 1 "
+        "matches a predicted 10), for comparison with published numbers only.</p>",
         image_html(figure, "attribution accuracy per attributor"),
-        table_html(
-            accuracy.select(
-                "attributor",
-                "split",
-                "n",
-                "agent_acc",
-                "step_acc",
-                "step_acc_pm1",
-                "tolerance",
-                "step_acc_pmk",
-                "step_acc_lo",
-                "step_acc_hi",
-            )
-        ),
+        table_html(per_dataset),
+        "<h3>Random baseline, expected accuracy (analytic)</h3>",
+        table_html(expected.filter(pl.col("split") == "all").drop("split")),
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"

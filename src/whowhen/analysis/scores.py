@@ -9,6 +9,17 @@ import duckdb
 import polars as pl
 
 
+ACCURACY_KEYS = (
+    "n",
+    "agent_acc",
+    "step_acc",
+    "step_acc_pm1",
+    "step_acc_pmk",
+    "agent_acc_substring",
+    "step_acc_substring",
+)
+
+
 def sql_text(name: str) -> str:
     return resources.files("whowhen.analysis").joinpath("sql", f"{name}.sql").read_text()
 
@@ -26,9 +37,23 @@ def run_sql(
         con.close()
 
 
-def accuracy(labels: pl.DataFrame, predictions: pl.DataFrame, tolerance: int) -> pl.DataFrame:
+def accuracy(
+    labels: pl.DataFrame, predictions: pl.DataFrame, runs: pl.DataFrame, tolerance: int
+) -> pl.DataFrame:
+    """Exact and Who&When-compatible (substring) accuracy per attributor, dataset, split."""
     return run_sql(
-        "accuracy", {"labels": labels, "predictions": predictions}, {"tolerance": tolerance}
+        "accuracy",
+        {"labels": labels, "predictions": predictions, "runs": runs},
+        {"tolerance": tolerance},
+    )
+
+
+def random_expected(labels: pl.DataFrame, runs: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+    """Analytic expected accuracy of the uniform random baseline over the same candidates."""
+    from whowhen.attribution.baselines import agent_steps
+
+    return run_sql(
+        "random_expected", {"labels": labels, "runs": runs, "candidates": agent_steps(steps)}
     )
 
 
@@ -37,13 +62,20 @@ def funnel(continuations: pl.DataFrame) -> pl.DataFrame:
 
 
 def metrics(
-    acc: pl.DataFrame, funnel_table: pl.DataFrame, labels: pl.DataFrame, runs: pl.DataFrame
+    acc: pl.DataFrame,
+    funnel_table: pl.DataFrame,
+    labels: pl.DataFrame,
+    runs: pl.DataFrame,
+    expected: pl.DataFrame | None = None,
 ) -> dict[str, Any]:
     """The headline numbers for `results/metrics.json` (DVC metrics)."""
     totals = funnel_table.select(pl.col("injections", "flipped", "recovered", "invalid").sum())
     n_inj = int(totals["injections"][0] or 0)
     exact = float((funnel_table["prefix_exact_rate"] * funnel_table["injections"]).sum())
-    return {
+    def rounded(row: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+        return {k: round(row[k], 6) if isinstance(row[k], float) else row[k] for k in keys}
+
+    out = {
         "dataset": {
             "items": labels.height,
             "train": int((labels["split"] == "train").sum()),
@@ -53,10 +85,15 @@ def metrics(
         "injection": {k: int(totals[k][0] or 0) for k in totals.columns}
         | {"prefix_fidelity": round(exact / n_inj, 6) if n_inj else None},
         "attribution": {
-            f"{r['attributor']}/{r['split']}": {
-                k: (round(r[k], 6) if isinstance(r[k], float) else r[k])
-                for k in ("n", "agent_acc", "step_acc", "step_acc_pm1", "step_acc_pmk")
-            }
+            f"{r['attributor']}/{r['dataset']}/{r['split']}": rounded(r, ACCURACY_KEYS)
             for r in acc.iter_rows(named=True)
         },
     }
+    if expected is not None:
+        out["random_expected"] = {
+            f"{r['dataset']}/{r['split']}": rounded(
+                r, ("n", "expected_agent_acc", "expected_step_acc")
+            )
+            for r in expected.iter_rows(named=True)
+        }
+    return out

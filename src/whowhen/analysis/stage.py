@@ -6,22 +6,34 @@ from typing import Any
 
 from whowhen.analysis.figures import accuracy_figure
 from whowhen.analysis.report import render_report
-from whowhen.analysis.scores import accuracy, funnel, metrics
+from whowhen.analysis.scores import accuracy, funnel, metrics, random_expected
 from whowhen.io import write_json, write_text
-from whowhen.schema import CONTINUATIONS, LABELS, PREDICTIONS, RUNS, read_table, read_tables
+from whowhen.schema import (
+    CONTINUATIONS,
+    LABELS,
+    PREDICTIONS,
+    RUNS,
+    STEPS,
+    read_table,
+    read_tables,
+)
 
 
 def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
-    labels = read_table(inputs["labels"], LABELS)
-    runs = read_table(inputs["runs"], RUNS)
+    """Score every dataset (built and imported) with every attributor."""
+    labels = read_tables(list(inputs["labels"]), LABELS)
+    runs = read_tables(list(inputs["runs"]), RUNS)
+    steps = read_tables(list(inputs["steps"]), STEPS)
     predictions = read_tables(list(inputs["predictions"]), PREDICTIONS)
     continuations = read_table(inputs["continuations"], CONTINUATIONS)
-    acc = accuracy(labels, predictions, params["analysis"]["tolerance"])
+    acc = accuracy(labels, predictions, runs, params["analysis"]["tolerance"])
     fun = funnel(continuations)
-    summary = metrics(acc, fun, labels, runs)
+    expected = random_expected(labels, runs, steps)
+    summary = metrics(acc, fun, labels, runs, expected)
     write_json(outputs["metrics"], summary)
     write_text(outputs["accuracy"], acc.write_csv(float_precision=6))
     write_text(outputs["funnel"], fun.write_csv(float_precision=6))
+    write_text(outputs["expected"], expected.write_csv(float_precision=6))
     accuracy_figure(acc, outputs["figure"])
     write_text(
         outputs["report"],
@@ -29,8 +41,9 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
             summary,
             acc,
             fun,
+            expected,
             outputs["figure"],
-            f"benchmarks: {', '.join(params['benchmarks'])}; systems: "
+            f"datasets: {', '.join(params['datasets'])}; systems: "
             f"{', '.join(params['systems'])}; attributors: {', '.join(params['attributors'])}",
         ),
     )

@@ -23,13 +23,16 @@ def run_row(
     origin: str,
     parent_run_id: str | None,
     gold_answer: str | None,
+    question: str | None = None,
 ) -> dict[str, Any]:
     verdict = episode.verdict
     assert verdict is not None, "evaluate the episode before recording it"
     return {
         "run_id": run_id,
         "benchmark": env.benchmark,
+        "subset": None,
         "task_id": env.task_id,
+        "question": question,
         "modality": env.modality,
         "category": env.category,
         "system": system.name,
@@ -47,6 +50,7 @@ def run_row(
         "tokens_in": 0,
         "tokens_out": 0,
         "cost_usd": 0.0,
+        "meta": None,
     }
 
 
@@ -57,6 +61,7 @@ def step_rows(episode: Episode, run_id: str) -> list[dict[str, Any]]:
             "run_id": run_id,
             "step": s.step,
             "actor": s.actor,
+            "role": _role(s),
             "kind": s.kind,
             "content": s.content,
             "tool": s.tool,
@@ -69,6 +74,13 @@ def step_rows(episode: Episode, run_id: str) -> list[dict[str, Any]]:
         }
         for s in episode.history
     ]
+
+
+def _role(step: Step) -> str:
+    """A chat-style role, as Who&When and OpenAI logs carry one."""
+    if step.kind == "observation":
+        return "tool"
+    return "assistant" if step.is_agent_step else "user"
 
 
 def steps_from_frame(frame: pl.DataFrame) -> list[Step]:

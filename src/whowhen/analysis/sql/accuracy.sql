@@ -1,29 +1,45 @@
--- Attribution accuracy per attributor and split (plus 'all'), with exact agent/step match,
--- step within ±1 and ±$tolerance, and Wilson 95% intervals. A missing prediction is wrong.
--- Tables: labels, predictions (registered by whowhen.analysis.scores).
+-- Attribution accuracy per attributor, dataset group (benchmark or benchmark/subset) and
+-- split, with 'all' roll-ups. Exact scoring: agent names equal, step indices equal (a
+-- missing prediction is wrong); step within ±1 and ±$tolerance; Wilson 95% intervals.
+-- The *_substring columns reproduce the official Who&When scorer for comparison with
+-- published numbers: it takes the first word of the predicted agent and counts a hit when
+-- the gold agent is a substring of it, and when the gold step is a substring of the
+-- predicted step ("1" matches "10").
+-- Tables: labels, predictions, runs (registered by whowhen.analysis.scores).
 WITH scored AS (
     SELECT
         p.attributor,
+        CASE WHEN r.subset IS NULL THEN r.benchmark ELSE r.benchmark || '/' || r.subset END
+            AS dataset,
         l.split,
         coalesce(p.agent = l.decisive_agent, false)                   AS agent_ok,
         coalesce(p.step = l.decisive_step, false)                     AS step_ok,
         coalesce(abs(p.step - l.decisive_step) <= 1, false)           AS step_ok_1,
         coalesce(abs(p.step - l.decisive_step) <= $tolerance, false)  AS step_ok_k,
+        coalesce(contains(regexp_extract(p.agent, '\w+'), l.decisive_agent), false)
+            AS agent_ok_substring,
+        coalesce(contains(CAST(p.step AS VARCHAR), CAST(l.decisive_step AS VARCHAR)), false)
+            AS step_ok_substring,
         p.cost_usd
     FROM labels AS l
     JOIN predictions AS p USING (run_id)
+    JOIN runs AS r USING (run_id)
 ),
 grouped AS (
-    SELECT attributor, coalesce(split, 'all') AS split, count(*) AS n,
+    SELECT attributor, coalesce(dataset, 'all') AS dataset, coalesce(split, 'all') AS split,
+           count(*) AS n,
            avg(agent_ok::INT) AS agent_acc, avg(step_ok::INT) AS step_acc,
            avg(step_ok_1::INT) AS step_acc_pm1, avg(step_ok_k::INT) AS step_acc_pmk,
+           avg(agent_ok_substring::INT) AS agent_acc_substring,
+           avg(step_ok_substring::INT) AS step_acc_substring,
            sum(cost_usd) AS cost_usd
     FROM scored
-    GROUP BY GROUPING SETS ((attributor, split), (attributor))
+    GROUP BY GROUPING SETS ((attributor, dataset, split), (attributor, dataset),
+                            (attributor, split), (attributor))
 )
-SELECT attributor, split, n, $tolerance AS tolerance, agent_acc, step_acc, step_acc_pm1,
-       step_acc_pmk, cost_usd,
-       -- Wilson score interval (z = 1.96) for the step accuracy
+SELECT attributor, dataset, split, n, $tolerance AS tolerance, agent_acc, step_acc,
+       step_acc_pm1, step_acc_pmk, agent_acc_substring, step_acc_substring, cost_usd,
+       -- Wilson score interval (z = 1.96)
        (step_acc + 1.9208 / n - 1.96 * sqrt(step_acc * (1 - step_acc) / n + 0.9604 / (n * n)))
            / (1 + 3.8416 / n) AS step_acc_lo,
        (step_acc + 1.9208 / n + 1.96 * sqrt(step_acc * (1 - step_acc) / n + 0.9604 / (n * n)))
@@ -33,4 +49,4 @@ SELECT attributor, split, n, $tolerance AS tolerance, agent_acc, step_acc, step_
        (agent_acc + 1.9208 / n + 1.96 * sqrt(agent_acc * (1 - agent_acc) / n + 0.9604 / (n * n)))
            / (1 + 3.8416 / n) AS agent_acc_hi
 FROM grouped
-ORDER BY attributor, split
+ORDER BY attributor, dataset, split

@@ -1,0 +1,48 @@
+"""Datasets from outside the pipeline: Who&When, a user's own logs; and export back out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from whowhen.datasets.common import ImportResult
+from whowhen.datasets.export import export_who_and_when, to_who_and_when
+from whowhen.datasets.generic import import_generic
+from whowhen.datasets.who_and_when import import_who_and_when
+from whowhen.errors import WhowhenError
+
+__all__ = ["ImportResult", "export_who_and_when", "import_dataset", "import_generic",
+           "import_who_and_when", "to_who_and_when"]
+
+
+def import_dataset(spec: dict[str, Any], root: str | Path = ".") -> ImportResult:
+    """Import one `imports:` entry of the config."""
+    path = Path(root) / spec["path"]
+    if spec["format"] == "who_and_when":
+        return import_who_and_when(path)
+    if spec["format"] in ("jsonl", "parquet"):
+        return import_generic(path, spec["format"], spec.get("layout", "trajectories"),
+                              spec.get("fields"), spec["name"])
+    raise WhowhenError(f"unknown import format {spec['format']!r}", field="imports.format")
+
+
+def stage(params: dict, inputs: object, outputs: dict, wildcards: dict) -> None:
+    """Snakemake edge: import one configured dataset into `results/imports/<name>/`."""
+    import logging
+
+    log = logging.getLogger(__name__)
+    spec = params["spec"]
+    if spec.get("optional") and not Path(spec["path"]).exists():
+        log.warning("import %s: %s is absent (optional): writing an empty dataset",
+                    spec["name"], spec["path"])
+        ImportResult().write(Path(outputs["runs"]).parent)
+        return
+    result = import_dataset(spec)
+    for error in result.errors:
+        log.warning("skipped: %s", error)
+    if result.n_runs == 0:
+        raise WhowhenError(f"nothing imported ({len(result.errors)} bad records)",
+                           path=params["spec"]["path"])
+    paths = result.write(Path(outputs["runs"]).parent)
+    log.info("imported %s: %d runs, %d skipped -> %s", params["spec"]["name"], result.n_runs,
+             len(result.errors), paths["runs"].parent)

@@ -1,0 +1,162 @@
+"""Import a user's own trajectories (JSONL or Parquet) through a field mapping.
+
+Two layouts: `trajectories` (one record per run, its steps in a list field) and
+`steps` (one record per step, grouped by the run id field). The mapping says which
+source field feeds which column; dotted names reach into nested objects.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from whowhen.datasets.common import ImportResult, base_run, label_row, step_row
+from whowhen.datasets.who_and_when import agent_of_role
+from whowhen.errors import WhowhenError
+from whowhen.schema import STEP_KINDS, canonical_json, stable_id
+
+REQUIRED = ("run_id", "content", "decisive_agent", "decisive_step")
+STEP_FIELDS = ("actor", "role", "content", "kind", "tool", "tool_args", "step")
+RUN_FIELDS = ("run_id", "question", "gold_answer", "decisive_agent", "decisive_step", "reason",
+              "system", "subset", "task_id", "mode", "category")
+DEFAULT_FIELDS = {"run_id": "run_id", "history": "history", "actor": "name", "role": "role",
+                  "content": "content", "decisive_agent": "mistake_agent",
+                  "decisive_step": "mistake_step", "reason": "mistake_reason",
+                  "question": "question", "gold_answer": "ground_truth"}
+
+
+def _get(record: dict[str, Any], key: str | None) -> Any:
+    if not key:
+        return None
+    value: Any = record
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def _order(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("inf")
+
+
+def read_records(path: Path, fmt: str, result: ImportResult) -> list[tuple[str, dict]]:
+    """(record name, record) pairs; unreadable lines are reported and skipped."""
+    if not path.exists():
+        raise WhowhenError("input file not found", path=str(path))
+    if fmt == "parquet":
+        try:
+            frame = pl.read_parquet(path)
+        except Exception as exc:  # polars raises several error types for a bad file
+            raise WhowhenError(f"not a readable Parquet file ({str(exc).splitlines()[0]})",
+                               path=str(path)) from None
+        return [(f"#{i}", row) for i, row in enumerate(frame.to_dicts())]
+    records = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            result.fail(WhowhenError(f"bad JSON ({exc.msg})", path=str(path), record=f"line {n}"))
+            continue
+        if not isinstance(value, dict):
+            result.fail(WhowhenError("not a JSON object", path=str(path), record=f"line {n}"))
+            continue
+        records.append((f"line {n}", value))
+    return records
+
+
+def _trajectory(name: str, run: dict[str, Any], steps: list[dict[str, Any]],
+                fields: dict[str, str], dataset: str) -> tuple[dict, list[dict], dict]:
+    """Map one trajectory to (run, steps, label) rows; raises naming the field."""
+    def need(column: str, value: Any) -> Any:
+        if value is None or value == "":
+            raise WhowhenError(f"missing value (mapped from '{fields.get(column)}')",
+                               field=fields.get(column) or column)
+        return value
+
+    source_id = str(need("run_id", _get(run, fields.get("run_id"))))
+    run_id = stable_id("imported", dataset, source_id)
+    rows = []
+    for i, step in enumerate(steps):
+        content = _get(step, fields.get("content"))
+        if not isinstance(content, str):
+            raise WhowhenError("step content must be text", field=f"step {i}: "
+                               f"{fields.get('content')}")
+        role = _get(step, fields.get("role"))
+        actor = _get(step, fields.get("actor")) or (agent_of_role(role) if role else None)
+        kind = _get(step, fields.get("kind")) or "message"
+        if kind not in STEP_KINDS:
+            raise WhowhenError(f"kind {kind!r} is not one of {', '.join(STEP_KINDS)}",
+                               field=f"step {i}: {fields.get('kind')}")
+        args = _get(step, fields.get("tool_args"))
+        rows.append(step_row(run_id, i, str(need("actor", actor)), content,
+                             role=None if role is None else str(role), kind=kind,
+                             tool=_get(step, fields.get("tool")),
+                             tool_args=args if isinstance(args, str) or args is None
+                             else canonical_json(args)))
+    if not rows:
+        raise WhowhenError("trajectory has no steps", field=fields.get("history", "history"))
+    agent = str(need("decisive_agent", _get(run, fields.get("decisive_agent"))))
+    raw = need("decisive_step", _get(run, fields.get("decisive_step")))
+    try:
+        step_index = int(str(raw).strip())
+    except ValueError:
+        raise WhowhenError(f"{raw!r} is not a step index",
+                           field=fields.get("decisive_step")) from None
+    if not 0 <= step_index < len(rows):
+        raise WhowhenError(f"step {step_index} out of range ({len(rows)} steps)",
+                           field=fields.get("decisive_step"))
+    text = {c: _get(run, fields.get(c)) for c in RUN_FIELDS}
+    run_row = base_run(run_id, dataset, str(text["task_id"] or source_id),
+                       str(text["system"] or dataset),
+                       "multi" if len({r["actor"] for r in rows}) > 2 else "single",
+                       subset=text["subset"], question=text["question"],
+                       gold_answer=None if text["gold_answer"] is None
+                       else str(text["gold_answer"]), n_steps=len(rows),
+                       meta=canonical_json({"source_id": source_id, "record": name}))
+    label = label_row(run_id, agent, step_index, text["reason"], mode=text["mode"],
+                      category=text["category"])
+    return run_row, rows, label
+
+
+def import_generic(path: str | Path, fmt: str, layout: str, fields: dict[str, str] | None,
+                   dataset: str) -> ImportResult:
+    """Import JSONL/Parquet trajectories with a field mapping (missing keys use defaults)."""
+    path = Path(path)
+    mapping = {**DEFAULT_FIELDS, **(fields or {})}
+    result = ImportResult()
+    records = read_records(path, fmt, result)
+    if layout == "trajectories":
+        groups = [(name, rec, _get(rec, mapping["history"])) for name, rec in records]
+    else:
+        by_run: dict[str, list[tuple[str, dict]]] = defaultdict(list)
+        for name, rec in records:
+            by_run[str(_get(rec, mapping["run_id"]))].append((name, rec))
+        groups = []
+        for items in by_run.values():
+            if mapping.get("step"):
+                items.sort(key=lambda item: _order(_get(item[1], mapping["step"])))
+            merged = {k: v for _, rec in reversed(items) for k, v in rec.items()
+                      if v is not None}
+            groups.append((items[0][0], merged, [rec for _, rec in items]))
+    for name, rec, steps in groups:
+        if not isinstance(steps, list):
+            result.fail(WhowhenError("steps must be a list", path=str(path), record=name,
+                                     field=mapping["history"]))
+            continue
+        try:
+            run, step_rows, label = _trajectory(name, rec, steps, mapping, dataset)
+        except WhowhenError as exc:
+            result.fail(f"{path}: record {name}: {exc}")
+            continue
+        result.add(run, step_rows, label, str(path), name)
+    return result

@@ -1,0 +1,24 @@
+# Imported datasets (Who&When, a user's own logs): first-class inputs of attribution and
+# analysis, beside the built dataset.
+
+
+rule imports:
+    input:
+        import_source,
+    output:
+        runs="results/imports/{dataset}/runs.parquet",
+        steps="results/imports/{dataset}/steps.parquet",
+        labels="results/imports/{dataset}/labels.parquet",
+    params:
+        spec=import_spec,
+    log:
+        "logs/imports/{dataset}.log",
+    conda:
+        "../../envs/whowhen.yaml"
+    script:
+        "../scripts/imports.py"
+
+
+rule imports_all:
+    input:
+        expand("results/imports/{dataset}/runs.parquet", dataset=IMPORTS),
