@@ -34,4 +34,5 @@ include: "workflow/rules/analysis.smk"
 rule all:
     input:
         rules.analysis.output,
+        rules.imports_all.output,
     default_target: True

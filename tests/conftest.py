@@ -20,6 +20,7 @@ TINY: dict[str, Any] = {
     "injection": {"seed": 7, "per_run": 2, "modes": []},
     "continuation": {"max_steps": 80, "train_fraction": 0.5, "split_seed": 3},
     "attribution": {"seed": 11, "attributors": ["random", "first_agent_step", "last_agent_step"]},
+    "imports": [],
     "analysis": {"tolerance": 2},
 }
 

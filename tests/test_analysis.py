@@ -5,7 +5,15 @@ import json
 import polars as pl
 import pytest
 
-from whowhen.analysis import accuracy, accuracy_figure, funnel, metrics, render_report
+from whowhen.analysis import (
+    accuracy,
+    accuracy_figure,
+    funnel,
+    metrics,
+    random_expected,
+    render_report,
+)
+from whowhen.attribution import attribute
 
 LABELS = pl.DataFrame(
     {
@@ -13,6 +21,14 @@ LABELS = pl.DataFrame(
         "decisive_agent": ["x", "x", "y", "y"],
         "decisive_step": [1, 10, 3, 5],
         "split": ["test", "test", "train", "test"],
+    }
+)
+RUNS = pl.DataFrame(
+    {
+        "run_id": ["a", "b", "c", "d"],
+        "benchmark": ["b1", "b1", "b2", "b2"],
+        "subset": [None, None, "s", "s"],
+        "system": ["m"] * 4,
     }
 )
 
@@ -30,27 +46,57 @@ def _preds(name: str, agents: list, steps: list) -> pl.DataFrame:
     )
 
 
+def _row(acc: pl.DataFrame, dataset: str = "all", split: str = "all") -> dict:
+    return acc.filter((pl.col("dataset") == dataset) & (pl.col("split") == split)).row(
+        0, named=True
+    )
+
+
 def test_exact_step_matching_is_not_substring() -> None:
-    # gold step 1 vs predicted 10 and gold 10 vs predicted 1: both wrong (the Who&When
-    # scorer's substring match would count them right)
-    preds = _preds("p", ["x", "x", "y", "x"], [10, 1, 3, None])
-    acc = accuracy(LABELS, preds, tolerance=2).filter(pl.col("split") == "all").row(0, named=True)
+    # gold step 1 vs predicted 10: wrong when exact, right for the Who&When substring scorer
+    preds = _preds("p", ["x (thought)", "x", "y", "xy"], [10, 1, 3, None])
+    acc = _row(accuracy(LABELS, preds, RUNS, tolerance=2))
     assert acc["n"] == 4
-    assert acc["agent_acc"] == pytest.approx(0.75)
+    assert acc["agent_acc"] == pytest.approx(0.5)  # b and c
     assert acc["step_acc"] == pytest.approx(0.25)  # only c; a missing step counts as wrong
-    assert acc["step_acc_pmk"] == pytest.approx(0.25)
+    assert acc["step_acc_substring"] == pytest.approx(0.5)  # a ("1" in "10") and c
+    # the compat scorer reads the first word ("x (thought)" -> "x") and matches substrings
+    # (gold "y" is in "xy"), so it counts all four
+    assert acc["agent_acc_substring"] == pytest.approx(1.0)
     assert acc["step_acc_lo"] < 0.25 < acc["step_acc_hi"]
 
 
-def test_tolerance_and_splits() -> None:
+def test_groups_tolerance_and_splits() -> None:
     preds = _preds("q", ["x", "x", "y", "y"], [2, 12, 3, 5])
-    acc = accuracy(LABELS, preds, tolerance=2)
-    rows = {r["split"]: r for r in acc.iter_rows(named=True)}
-    assert set(rows) == {"all", "test", "train"}
-    assert rows["all"]["step_acc"] == pytest.approx(0.5)
-    assert rows["all"]["step_acc_pm1"] == pytest.approx(0.75)
-    assert rows["all"]["step_acc_pmk"] == pytest.approx(1.0)
-    assert rows["test"]["n"] == 3 and rows["train"]["step_acc"] == 1.0
+    acc = accuracy(LABELS, preds, RUNS, tolerance=2)
+    assert _row(acc)["step_acc"] == pytest.approx(0.5)
+    assert _row(acc)["step_acc_pm1"] == pytest.approx(0.75)
+    assert _row(acc)["step_acc_pmk"] == pytest.approx(1.0)
+    assert _row(acc, split="test")["n"] == 3
+    assert _row(acc, "b2/s")["step_acc"] == 1.0 and _row(acc, "b2/s")["n"] == 2
+    assert _row(acc, "b1", "test")["step_acc"] == 0.0
+
+
+def test_random_expectation_matches_simulation() -> None:
+    steps = pl.DataFrame(
+        {
+            "run_id": ["a"] * 4 + ["b"] * 3 + ["c"] * 2 + ["d"] * 6,
+            "step": [0, 1, 2, 3, 0, 1, 2, 0, 1, *range(6)],
+            "actor": ["user", "x", "z", "x", "x", "y", "x", "user", "y", *"zyzzyz"],
+            "kind": ["message"] * 15,
+        }
+    )
+    labels = LABELS.with_columns(pl.Series("decisive_step", [1, 2, 1, 4]))
+    exp = _row(random_expected(labels, RUNS, steps).rename({"n": "items"}))
+    # a: 3 candidates, 2 by x; b: 3, 2 by x; c: 1, 1 by y; d: 6, 2 by y
+    assert exp["expected_agent_acc"] == pytest.approx((2 / 3 + 2 / 3 + 1 + 2 / 6) / 4)
+    assert exp["expected_step_acc"] == pytest.approx((1 / 3 + 1 / 3 + 1 + 1 / 6) / 4)
+    runs = RUNS.with_columns(pl.lit(True).alias("success"))
+    hits = []
+    for seed in range(150):
+        pred = attribute(runs, steps, "random", seed)
+        hits.append(_row(accuracy(labels, pred, RUNS, 0))["step_acc"])
+    assert sum(hits) / len(hits) == pytest.approx(exp["expected_step_acc"], abs=0.06)
 
 
 def test_funnel_metrics_figure_and_report(tmp_path) -> None:
@@ -68,9 +114,10 @@ def test_funnel_metrics_figure_and_report(tmp_path) -> None:
         ("m", 1, 1, 0),
         ("n", 0, 0, 1),
     ]
-    acc = accuracy(LABELS, _preds("p", ["x"] * 4, [1, 10, 3, 5]), 2)
-    runs = pl.DataFrame({"run_id": ["a", "b", "c", "d"], "system": ["s"] * 4})
-    m = metrics(acc, fun, LABELS, runs)
+    acc = accuracy(LABELS, _preds("p", ["x"] * 4, [1, 10, 3, 5]), RUNS, 2)
+    steps = pl.DataFrame({"run_id": ["a"], "step": [1], "actor": ["x"], "kind": ["message"]})
+    expected = random_expected(LABELS, RUNS, steps)
+    m = metrics(acc, fun, LABELS, RUNS, expected)
     assert m["injection"] == {
         "injections": 3,
         "flipped": 1,
@@ -78,9 +125,11 @@ def test_funnel_metrics_figure_and_report(tmp_path) -> None:
         "invalid": 1,
         "prefix_fidelity": pytest.approx(2 / 3, abs=1e-6),
     }
-    assert m["attribution"]["p/all"]["step_acc"] == 1.0
+    assert m["attribution"]["p/all/all"]["step_acc"] == 1.0
+    assert m["random_expected"]["all/all"]["expected_agent_acc"] == pytest.approx(0.25)
     json.dumps(m)
     fig = accuracy_figure(acc, tmp_path / "fig.png")
     assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    html = render_report(m, acc, fun, fig, "tiny")
+    html = render_report(m, acc, fun, expected, fig, "tiny")
     assert "data:image/png;base64," in html and "<table>" in html and "66.7%" in html
+    assert "step_acc_substring" in html and "expected_step_acc" in html

@@ -22,6 +22,7 @@ def test_every_stage_has_code_deps_and_params(root) -> None:
         "taxonomy",
         "injection",
         "continuation",
+        "imports",
         "attribution",
         "analysis",
     ]

@@ -14,7 +14,7 @@ OUTPUTS = (
     "results/dataset/runs.parquet",
     "results/dataset/steps.parquet",
     "results/dataset/labels.parquet",
-    "results/predictions/random.parquet",
+    "results/predictions/built/random.parquet",
     "results/metrics.json",
     "reports/report.html",
     "reports/figures/accuracy.png",
@@ -24,10 +24,18 @@ OUTPUTS = (
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory, request) -> tuple[Path, Path]:
     from .conftest import TINY
+    from .test_datasets import _ag, _hc, _write
 
+    config = json.loads(json.dumps(TINY))
+    config["imports"] = [
+        {"name": "wnw", "format": "who_and_when", "path": "data/wnw"},
+        {"name": "absent", "format": "who_and_when", "path": "nope", "optional": True},
+    ]
     dirs = []
     for name in ("a", "b"):
-        project = make_project(tmp_path_factory.mktemp(name) / "proj", TINY)
+        project = make_project(tmp_path_factory.mktemp(name) / "proj", config)
+        _write(project / "data/wnw/Algorithm-Generated", {"1.json": _ag(), "2.json": "{bad"})
+        _write(project / "data/wnw/Hand-Crafted", {"5.json": _hc()})
         proc = snakemake(project, "--cores", "2")
         assert proc.returncode == 0, proc.stderr[-3000:]
         dirs.append(project)
@@ -41,9 +49,22 @@ def test_outputs_exist_and_metrics_are_sane(two_runs) -> None:
     metrics = json.loads((project / "results/metrics.json").read_text())
     assert metrics["injection"]["prefix_fidelity"] == 1.0
     assert metrics["injection"]["invalid"] == 0
-    assert metrics["dataset"]["items"] == metrics["injection"]["flipped"] > 0
-    assert set(metrics["dataset"]["by_system"]) == {"react", "solver_verifier"}
-    assert "random/all" in metrics["attribution"]
+    assert metrics["dataset"]["by_dataset"]["arithmetic"] == metrics["injection"]["flipped"] > 0
+    assert metrics["dataset"]["items"] == metrics["injection"]["flipped"] + 2
+    assert set(metrics["dataset"]["by_system"]) == {
+        "react",
+        "solver_verifier",
+        "captain_agent",
+        "magentic_one",
+    }
+    assert "random/all/all" in metrics["attribution"]
+    assert metrics["attribution"]["random/who_and_when/Hand-Crafted/all"]["n"] == 1
+    assert "who_and_when/Algorithm-Generated/all" in metrics["random_expected"]
+    manifest = json.loads((project / "results/imports/manifest.json").read_text())
+    assert manifest == {"wnw": {"runs": 2, "labels": 2}, "absent": {"runs": 0, "labels": 0}}
+    assert (project / "results/predictions/wnw/last_agent_step.parquet").exists()
+    log = (project / "logs/imports/wnw.log").read_text()
+    assert "2.json: bad JSON" in log
     html = (project / "reports/report.html").read_text()
     assert "Attribution accuracy" in html and "100.0%" in html
 
@@ -67,7 +88,12 @@ def test_malformed_parquet_gives_one_clear_line(tmp_path, two_runs) -> None:
     shutil.copytree(two_runs[0], project, ignore=shutil.ignore_patterns(".snakemake"))
     (project / "results/dataset/runs.parquet").write_bytes(b"PAR1 garbage")
     proc = snakemake(
-        project, "--cores", "1", "--forcerun", "attribution", "results/predictions/random.parquet"
+        project,
+        "--cores",
+        "1",
+        "--forcerun",
+        "attribution",
+        "results/predictions/built/random.parquet",
     )
     assert proc.returncode != 0
     lines = [ln for ln in proc.stderr.splitlines() if "error:" in ln]

@@ -50,8 +50,9 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
     names = [item["name"] for item in config["imports"]]
     for i, name in enumerate(names):
         if names.index(name) != i:
-            raise WhowhenError(f"duplicate import name {name!r}", path=source,
-                               field=f"imports.{i}.name")
+            raise WhowhenError(
+                f"duplicate import name {name!r}", path=source, field=f"imports.{i}.name"
+            )
     if "arithmetic" in config["benchmarks"]:
         b = config["benchmarks"]["arithmetic"]
         if b["min_ops"] > b["max_ops"]:

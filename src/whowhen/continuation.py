@@ -118,7 +118,7 @@ def continue_injections(
                 origin="injected",
                 parent_run_id=parent["run_id"],
                 gold_answer=parent["gold_answer"],
-                    question=parent["question"],
+                question=parent["question"],
             )
         )
         out["steps"] += step_rows(episode, run_id)

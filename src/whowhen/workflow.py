@@ -21,6 +21,7 @@ STAGES = {
     "continuation": "whowhen.continuation:stage",
     "dataset": "whowhen.continuation:dataset_stage",
     "imports": "whowhen.datasets:stage",
+    "imports_manifest": "whowhen.datasets:manifest_stage",
     "attribution": "whowhen.attribution:stage",
     "analysis": "whowhen.analysis.stage:stage",
 }

@@ -21,4 +21,15 @@ rule imports:
 
 rule imports_all:
     input:
-        expand("results/imports/{dataset}/runs.parquet", dataset=IMPORTS),
+        runs=expand("results/imports/{dataset}/runs.parquet", dataset=IMPORTS),
+        labels=expand("results/imports/{dataset}/labels.parquet", dataset=IMPORTS),
+    output:
+        manifest="results/imports/manifest.json",
+    params:
+        names=list(IMPORTS),
+    log:
+        "logs/imports/manifest.log",
+    conda:
+        "../../envs/whowhen.yaml"
+    script:
+        "../scripts/imports_manifest.py"

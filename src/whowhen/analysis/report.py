@@ -44,8 +44,17 @@ def render_report(
     ds, inj = metrics["dataset"], metrics["injection"]
     fidelity = inj.get("prefix_fidelity")
     per_dataset = accuracy.filter(pl.col("split") == "all").select(
-        "attributor", "dataset", "n", "agent_acc", "step_acc", "step_acc_pm1", "tolerance",
-        "step_acc_pmk", "step_acc_lo", "step_acc_hi", "agent_acc_substring",
+        "attributor",
+        "dataset",
+        "n",
+        "agent_acc",
+        "step_acc",
+        "step_acc_pm1",
+        "tolerance",
+        "step_acc_pmk",
+        "step_acc_lo",
+        "step_acc_hi",
+        "agent_acc_substring",
         "step_acc_substring",
     )
     parts = [

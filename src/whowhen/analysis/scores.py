@@ -8,7 +8,6 @@ from typing import Any
 import duckdb
 import polars as pl
 
-
 ACCURACY_KEYS = (
     "n",
     "agent_acc",
@@ -72,6 +71,7 @@ def metrics(
     totals = funnel_table.select(pl.col("injections", "flipped", "recovered", "invalid").sum())
     n_inj = int(totals["injections"][0] or 0)
     exact = float((funnel_table["prefix_exact_rate"] * funnel_table["injections"]).sum())
+
     def rounded(row: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
         return {k: round(row[k], 6) if isinstance(row[k], float) else row[k] for k in keys}
 
@@ -90,6 +90,11 @@ def metrics(
         },
     }
     if expected is not None:
+        out["dataset"]["by_dataset"] = {
+            r["dataset"]: r["n"]
+            for r in expected.filter(pl.col("split") == "all").iter_rows(named=True)
+            if r["dataset"] != "all"
+        }
         out["random_expected"] = {
             f"{r['dataset']}/{r['split']}": rounded(
                 r, ("n", "expected_agent_acc", "expected_step_acc")

@@ -11,8 +11,14 @@ from whowhen.datasets.generic import import_generic
 from whowhen.datasets.who_and_when import import_who_and_when
 from whowhen.errors import WhowhenError
 
-__all__ = ["ImportResult", "export_who_and_when", "import_dataset", "import_generic",
-           "import_who_and_when", "to_who_and_when"]
+__all__ = [
+    "ImportResult",
+    "export_who_and_when",
+    "import_dataset",
+    "import_generic",
+    "import_who_and_when",
+    "to_who_and_when",
+]
 
 
 def import_dataset(spec: dict[str, Any], root: str | Path = ".") -> ImportResult:
@@ -21,8 +27,13 @@ def import_dataset(spec: dict[str, Any], root: str | Path = ".") -> ImportResult
     if spec["format"] == "who_and_when":
         return import_who_and_when(path)
     if spec["format"] in ("jsonl", "parquet"):
-        return import_generic(path, spec["format"], spec.get("layout", "trajectories"),
-                              spec.get("fields"), spec["name"])
+        return import_generic(
+            path,
+            spec["format"],
+            spec.get("layout", "trajectories"),
+            spec.get("fields"),
+            spec["name"],
+        )
     raise WhowhenError(f"unknown import format {spec['format']!r}", field="imports.format")
 
 
@@ -33,16 +44,39 @@ def stage(params: dict, inputs: object, outputs: dict, wildcards: dict) -> None:
     log = logging.getLogger(__name__)
     spec = params["spec"]
     if spec.get("optional") and not Path(spec["path"]).exists():
-        log.warning("import %s: %s is absent (optional): writing an empty dataset",
-                    spec["name"], spec["path"])
+        log.warning(
+            "import %s: %s is absent (optional): writing an empty dataset",
+            spec["name"],
+            spec["path"],
+        )
         ImportResult().write(Path(outputs["runs"]).parent)
         return
     result = import_dataset(spec)
     for error in result.errors:
         log.warning("skipped: %s", error)
     if result.n_runs == 0:
-        raise WhowhenError(f"nothing imported ({len(result.errors)} bad records)",
-                           path=params["spec"]["path"])
+        raise WhowhenError(
+            f"nothing imported ({len(result.errors)} bad records)", path=params["spec"]["path"]
+        )
     paths = result.write(Path(outputs["runs"]).parent)
-    log.info("imported %s: %d runs, %d skipped -> %s", params["spec"]["name"], result.n_runs,
-             len(result.errors), paths["runs"].parent)
+    log.info(
+        "imported %s: %d runs, %d skipped -> %s",
+        params["spec"]["name"],
+        result.n_runs,
+        len(result.errors),
+        paths["runs"].parent,
+    )
+
+
+def manifest_stage(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> None:
+    """Snakemake edge: what was imported, per dataset (also gives DVC a stable output)."""
+    from whowhen.io import write_json
+    from whowhen.schema import LABELS, RUNS, read_table
+
+    summary = {
+        name: {"runs": read_table(runs, RUNS).height, "labels": read_table(labels, LABELS).height}
+        for name, runs, labels in zip(
+            params["names"], inputs["runs"], inputs["labels"], strict=True
+        )
+    }
+    write_json(outputs["manifest"], summary)

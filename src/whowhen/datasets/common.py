@@ -27,13 +27,21 @@ class ImportResult:
     )
     errors: list[str] = field(default_factory=list)
 
-    def add(self, run: dict[str, Any], steps: list[dict[str, Any]],
-            label: dict[str, Any] | None, source: str, record: str) -> bool:
+    def add(
+        self,
+        run: dict[str, Any],
+        steps: list[dict[str, Any]],
+        label: dict[str, Any] | None,
+        source: str,
+        record: str,
+    ) -> bool:
         """Validate one record's rows together; keep them, or keep the error and go on."""
         try:
             rows = {"runs": [run], "steps": steps, "labels": [label] if label else []}
-            checked = {name: pl.from_arrow(to_arrow(rows[name], spec))
-                       for name, spec in TABLE_SPECS.items()}
+            checked = {
+                name: pl.from_arrow(to_arrow(rows[name], spec))
+                for name, spec in TABLE_SPECS.items()
+            }
         except WhowhenError as exc:
             self.errors.append(f"{source}: record {record}: {exc}".replace("<memory>: ", ""))
             return False
@@ -58,36 +66,93 @@ class ImportResult:
     def write(self, out_dir: str | Path) -> dict[str, Path]:
         """Write runs/steps/labels Parquet (the same layout as `results/dataset/`)."""
         out_dir = Path(out_dir)
-        return {name: write_table(frame, TABLE_SPECS[name], out_dir / f"{name}.parquet")
-                for name, frame in self.tables().items()}
+        return {
+            name: write_table(frame, TABLE_SPECS[name], out_dir / f"{name}.parquet")
+            for name, frame in self.tables().items()
+        }
 
 
-def base_run(run_id: str, benchmark: str, task_id: str, system: str, topology: str,
-             **extra: Any) -> dict[str, Any]:
+def base_run(
+    run_id: str, benchmark: str, task_id: str, system: str, topology: str, **extra: Any
+) -> dict[str, Any]:
     """A runs row for an imported failure: not replayable, no cost known, success False."""
     row = {
-        "run_id": run_id, "benchmark": benchmark, "subset": None, "task_id": task_id,
-        "question": None, "modality": "text", "category": None, "system": system,
-        "topology": topology, "policy": "imported", "seed": 0, "origin": "imported",
-        "parent_run_id": None, "success": False, "score": 0.0, "final_answer": None,
-        "gold_answer": None, "n_steps": 0, "end_reason": None, "tokens_in": 0,
-        "tokens_out": 0, "cost_usd": 0.0, "meta": None,
+        "run_id": run_id,
+        "benchmark": benchmark,
+        "subset": None,
+        "task_id": task_id,
+        "question": None,
+        "modality": "text",
+        "category": None,
+        "system": system,
+        "topology": topology,
+        "policy": "imported",
+        "seed": 0,
+        "origin": "imported",
+        "parent_run_id": None,
+        "success": False,
+        "score": 0.0,
+        "final_answer": None,
+        "gold_answer": None,
+        "n_steps": 0,
+        "end_reason": None,
+        "tokens_in": 0,
+        "tokens_out": 0,
+        "cost_usd": 0.0,
+        "meta": None,
     }
     row.update(extra)
     return row
 
 
-def step_row(run_id: str, step: int, actor: str, content: str, *, role: str | None = None,
-             kind: str = "message", tool: str | None = None,
-             tool_args: str | None = None) -> dict[str, Any]:
-    return {"run_id": run_id, "step": step, "actor": actor, "role": role, "kind": kind,
-            "content": content, "tool": tool, "tool_args": tool_args, "media": [],
-            "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0, "latency_s": 0.0}
+def step_row(
+    run_id: str,
+    step: int,
+    actor: str,
+    content: str,
+    *,
+    role: str | None = None,
+    kind: str = "message",
+    tool: str | None = None,
+    tool_args: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "step": step,
+        "actor": actor,
+        "role": role,
+        "kind": kind,
+        "content": content,
+        "tool": tool,
+        "tool_args": tool_args,
+        "media": [],
+        "tokens_in": 0,
+        "tokens_out": 0,
+        "cost_usd": 0.0,
+        "latency_s": 0.0,
+    }
 
 
-def label_row(run_id: str, agent: str, step: int, reason: str | None, *,
-              mode: str | None = None, category: str | None = None,
-              source: str = "imported", split: str | None = "test") -> dict[str, Any]:
-    return {"run_id": run_id, "decisive_agent": agent, "decisive_step": step, "mode": mode,
-            "category": category, "original_action": None, "replacement_action": None,
-            "reason": reason, "source": source, "split": split}
+def label_row(
+    run_id: str,
+    agent: str,
+    step: int,
+    reason: str | None,
+    *,
+    mode: str | None = None,
+    category: str | None = None,
+    source: str = "imported",
+    split: str | None = "test",
+) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "decisive_agent": agent,
+        "decisive_step": step,
+        "mode": mode,
+        "category": category,
+        "original_action": None,
+        "replacement_action": None,
+        "reason": reason,
+        "source": source,
+        "split": split,
+    }

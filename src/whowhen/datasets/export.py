@@ -34,8 +34,10 @@ def to_who_and_when(runs: pl.DataFrame, steps: pl.DataFrame, labels: pl.DataFram
             "question_ID": row["task_id"],
             "ground_truth": row["gold_answer"],
             "is_correct": False,
-            "history": [{"content": _content(s), "role": s["role"] or "assistant",
-                         "name": s["actor"]} for s in history.iter_rows(named=True)],
+            "history": [
+                {"content": _content(s), "role": s["role"] or "assistant", "name": s["actor"]}
+                for s in history.iter_rows(named=True)
+            ],
             "mistake_agent": row["decisive_agent"],
             "mistake_step": str(row["decisive_step"]),
             "mistake_reason": row["reason"] or row["mode"] or "",
@@ -43,8 +45,11 @@ def to_who_and_when(runs: pl.DataFrame, steps: pl.DataFrame, labels: pl.DataFram
     return out
 
 
-def export_who_and_when(runs: pl.DataFrame, steps: pl.DataFrame, labels: pl.DataFrame,
-                        out_dir: str | Path) -> list[Path]:
+def export_who_and_when(
+    runs: pl.DataFrame, steps: pl.DataFrame, labels: pl.DataFrame, out_dir: str | Path
+) -> list[Path]:
     records = to_who_and_when(runs, steps, labels)
-    return [write_text(Path(out_dir) / name, json.dumps(rec, indent=2, ensure_ascii=False))
-            for name, rec in records.items()]
+    return [
+        write_text(Path(out_dir) / name, json.dumps(rec, indent=2, ensure_ascii=False))
+        for name, rec in records.items()
+    ]

@@ -21,12 +21,31 @@ from whowhen.schema import STEP_KINDS, canonical_json, stable_id
 
 REQUIRED = ("run_id", "content", "decisive_agent", "decisive_step")
 STEP_FIELDS = ("actor", "role", "content", "kind", "tool", "tool_args", "step")
-RUN_FIELDS = ("run_id", "question", "gold_answer", "decisive_agent", "decisive_step", "reason",
-              "system", "subset", "task_id", "mode", "category")
-DEFAULT_FIELDS = {"run_id": "run_id", "history": "history", "actor": "name", "role": "role",
-                  "content": "content", "decisive_agent": "mistake_agent",
-                  "decisive_step": "mistake_step", "reason": "mistake_reason",
-                  "question": "question", "gold_answer": "ground_truth"}
+RUN_FIELDS = (
+    "run_id",
+    "question",
+    "gold_answer",
+    "decisive_agent",
+    "decisive_step",
+    "reason",
+    "system",
+    "subset",
+    "task_id",
+    "mode",
+    "category",
+)
+DEFAULT_FIELDS = {
+    "run_id": "run_id",
+    "history": "history",
+    "actor": "name",
+    "role": "role",
+    "content": "content",
+    "decisive_agent": "mistake_agent",
+    "decisive_step": "mistake_step",
+    "reason": "mistake_reason",
+    "question": "question",
+    "gold_answer": "ground_truth",
+}
 
 
 def _get(record: dict[str, Any], key: str | None) -> Any:
@@ -55,8 +74,9 @@ def read_records(path: Path, fmt: str, result: ImportResult) -> list[tuple[str, 
         try:
             frame = pl.read_parquet(path)
         except Exception as exc:  # polars raises several error types for a bad file
-            raise WhowhenError(f"not a readable Parquet file ({str(exc).splitlines()[0]})",
-                               path=str(path)) from None
+            raise WhowhenError(
+                f"not a readable Parquet file ({str(exc).splitlines()[0]})", path=str(path)
+            ) from None
         return [(f"#{i}", row) for i, row in enumerate(frame.to_dicts())]
     records = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -74,13 +94,21 @@ def read_records(path: Path, fmt: str, result: ImportResult) -> list[tuple[str, 
     return records
 
 
-def _trajectory(name: str, run: dict[str, Any], steps: list[dict[str, Any]],
-                fields: dict[str, str], dataset: str) -> tuple[dict, list[dict], dict]:
+def _trajectory(
+    name: str,
+    run: dict[str, Any],
+    steps: list[dict[str, Any]],
+    fields: dict[str, str],
+    dataset: str,
+) -> tuple[dict, list[dict], dict]:
     """Map one trajectory to (run, steps, label) rows; raises naming the field."""
+
     def need(column: str, value: Any) -> Any:
         if value is None or value == "":
-            raise WhowhenError(f"missing value (mapped from '{fields.get(column)}')",
-                               field=fields.get(column) or column)
+            raise WhowhenError(
+                f"missing value (mapped from '{fields.get(column)}')",
+                field=fields.get(column) or column,
+            )
         return value
 
     source_id = str(need("run_id", _get(run, fields.get("run_id"))))
@@ -89,20 +117,30 @@ def _trajectory(name: str, run: dict[str, Any], steps: list[dict[str, Any]],
     for i, step in enumerate(steps):
         content = _get(step, fields.get("content"))
         if not isinstance(content, str):
-            raise WhowhenError("step content must be text", field=f"step {i}: "
-                               f"{fields.get('content')}")
+            raise WhowhenError(
+                "step content must be text", field=f"step {i}: {fields.get('content')}"
+            )
         role = _get(step, fields.get("role"))
         actor = _get(step, fields.get("actor")) or (agent_of_role(role) if role else None)
         kind = _get(step, fields.get("kind")) or "message"
         if kind not in STEP_KINDS:
-            raise WhowhenError(f"kind {kind!r} is not one of {', '.join(STEP_KINDS)}",
-                               field=f"step {i}: {fields.get('kind')}")
+            raise WhowhenError(
+                f"kind {kind!r} is not one of {', '.join(STEP_KINDS)}",
+                field=f"step {i}: {fields.get('kind')}",
+            )
         args = _get(step, fields.get("tool_args"))
-        rows.append(step_row(run_id, i, str(need("actor", actor)), content,
-                             role=None if role is None else str(role), kind=kind,
-                             tool=_get(step, fields.get("tool")),
-                             tool_args=args if isinstance(args, str) or args is None
-                             else canonical_json(args)))
+        rows.append(
+            step_row(
+                run_id,
+                i,
+                str(need("actor", actor)),
+                content,
+                role=None if role is None else str(role),
+                kind=kind,
+                tool=_get(step, fields.get("tool")),
+                tool_args=args if isinstance(args, str) or args is None else canonical_json(args),
+            )
+        )
     if not rows:
         raise WhowhenError("trajectory has no steps", field=fields.get("history", "history"))
     agent = str(need("decisive_agent", _get(run, fields.get("decisive_agent"))))
@@ -110,26 +148,35 @@ def _trajectory(name: str, run: dict[str, Any], steps: list[dict[str, Any]],
     try:
         step_index = int(str(raw).strip())
     except ValueError:
-        raise WhowhenError(f"{raw!r} is not a step index",
-                           field=fields.get("decisive_step")) from None
+        raise WhowhenError(
+            f"{raw!r} is not a step index", field=fields.get("decisive_step")
+        ) from None
     if not 0 <= step_index < len(rows):
-        raise WhowhenError(f"step {step_index} out of range ({len(rows)} steps)",
-                           field=fields.get("decisive_step"))
+        raise WhowhenError(
+            f"step {step_index} out of range ({len(rows)} steps)", field=fields.get("decisive_step")
+        )
     text = {c: _get(run, fields.get(c)) for c in RUN_FIELDS}
-    run_row = base_run(run_id, dataset, str(text["task_id"] or source_id),
-                       str(text["system"] or dataset),
-                       "multi" if len({r["actor"] for r in rows}) > 2 else "single",
-                       subset=text["subset"], question=text["question"],
-                       gold_answer=None if text["gold_answer"] is None
-                       else str(text["gold_answer"]), n_steps=len(rows),
-                       meta=canonical_json({"source_id": source_id, "record": name}))
-    label = label_row(run_id, agent, step_index, text["reason"], mode=text["mode"],
-                      category=text["category"])
+    run_row = base_run(
+        run_id,
+        dataset,
+        str(text["task_id"] or source_id),
+        str(text["system"] or dataset),
+        "multi" if len({r["actor"] for r in rows}) > 2 else "single",
+        subset=text["subset"],
+        question=text["question"],
+        gold_answer=None if text["gold_answer"] is None else str(text["gold_answer"]),
+        n_steps=len(rows),
+        meta=canonical_json({"source_id": source_id, "record": name}),
+    )
+    label = label_row(
+        run_id, agent, step_index, text["reason"], mode=text["mode"], category=text["category"]
+    )
     return run_row, rows, label
 
 
-def import_generic(path: str | Path, fmt: str, layout: str, fields: dict[str, str] | None,
-                   dataset: str) -> ImportResult:
+def import_generic(
+    path: str | Path, fmt: str, layout: str, fields: dict[str, str] | None, dataset: str
+) -> ImportResult:
     """Import JSONL/Parquet trajectories with a field mapping (missing keys use defaults)."""
     path = Path(path)
     mapping = {**DEFAULT_FIELDS, **(fields or {})}
@@ -145,13 +192,15 @@ def import_generic(path: str | Path, fmt: str, layout: str, fields: dict[str, st
         for items in by_run.values():
             if mapping.get("step"):
                 items.sort(key=lambda item: _order(_get(item[1], mapping["step"])))
-            merged = {k: v for _, rec in reversed(items) for k, v in rec.items()
-                      if v is not None}
+            merged = {k: v for _, rec in reversed(items) for k, v in rec.items() if v is not None}
             groups.append((items[0][0], merged, [rec for _, rec in items]))
     for name, rec, steps in groups:
         if not isinstance(steps, list):
-            result.fail(WhowhenError("steps must be a list", path=str(path), record=name,
-                                     field=mapping["history"]))
+            result.fail(
+                WhowhenError(
+                    "steps must be a list", path=str(path), record=name, field=mapping["history"]
+                )
+            )
             continue
         try:
             run, step_rows, label = _trajectory(name, rec, steps, mapping, dataset)

@@ -52,8 +52,9 @@ def _require(data: dict[str, Any], key: str, source: str, kind: type = str) -> A
     if key not in data:
         raise WhowhenError("missing field", path=source, field=key)
     if not isinstance(data[key], kind):
-        raise WhowhenError(f"expected {kind.__name__}, got {type(data[key]).__name__}",
-                           path=source, field=key)
+        raise WhowhenError(
+            f"expected {kind.__name__}, got {type(data[key]).__name__}", path=source, field=key
+        )
     return data[key]
 
 
@@ -70,33 +71,50 @@ def parse_record(data: Any, subset: str, source: str) -> tuple[dict, list[dict],
     try:
         step = int(str(raw_step).strip())
     except ValueError:
-        raise WhowhenError(f"{raw_step!r} is not a step index", path=source,
-                           field="mistake_step") from None
+        raise WhowhenError(
+            f"{raw_step!r} is not a step index", path=source, field="mistake_step"
+        ) from None
     if not 0 <= step < len(history):
-        raise WhowhenError(f"step {step} out of range (history has {len(history)} entries)",
-                           path=source, field="mistake_step")
+        raise WhowhenError(
+            f"step {step} out of range (history has {len(history)} entries)",
+            path=source,
+            field="mistake_step",
+        )
     task_id = str(data.get("question_ID") or Path(source).stem)
     run_id = stable_id("imported", BENCHMARK, subset, Path(source).name)
     steps = []
     for i, entry in enumerate(history):
         if not isinstance(entry, dict) or not isinstance(entry.get("content"), str):
-            raise WhowhenError("entry needs a text 'content'", path=source,
-                               field=f"history.{i}.content")
+            raise WhowhenError(
+                "entry needs a text 'content'", path=source, field=f"history.{i}.content"
+            )
         role = entry.get("role")
         name = entry.get("name")
         if not isinstance(role, str) and not isinstance(name, str):
-            raise WhowhenError("entry needs a 'role' or 'name'", path=source,
-                               field=f"history.{i}.role")
+            raise WhowhenError(
+                "entry needs a 'role' or 'name'", path=source, field=f"history.{i}.role"
+            )
         actor = name if isinstance(name, str) and name else agent_of_role(role)
-        steps.append(step_row(run_id, i, actor, entry["content"],
-                              role=role if isinstance(role, str) else None))
+        steps.append(
+            step_row(
+                run_id, i, actor, entry["content"], role=role if isinstance(role, str) else None
+            )
+        )
     correct = data.get("is_correct", data.get("is_corrected"))
     meta = {"file": Path(source).name, "level": data.get("level"), "is_correct": correct}
     run = base_run(
-        run_id, BENCHMARK, task_id, "magentic_one" if subset == "Hand-Crafted" else "captain_agent",
-        "multi", subset=subset, question=question, category="general",
+        run_id,
+        BENCHMARK,
+        task_id,
+        "magentic_one" if subset == "Hand-Crafted" else "captain_agent",
+        "multi",
+        subset=subset,
+        question=question,
+        category="general",
         gold_answer=None if data.get("ground_truth") is None else str(data["ground_truth"]),
-        n_steps=len(history), meta=canonical_json(meta))
+        n_steps=len(history),
+        meta=canonical_json(meta),
+    )
     reason = data.get("mistake_reason")
     label = label_row(run_id, agent.strip(), step, reason if isinstance(reason, str) else None)
     return run, steps, label
@@ -112,12 +130,14 @@ def import_who_and_when(path: str | Path) -> ImportResult:
                 data = json.loads(file.read_text(encoding="utf-8"))
                 run, steps, label = parse_record(data, subset, source)
             except json.JSONDecodeError as exc:
-                result.fail(WhowhenError(f"bad JSON (line {exc.lineno}: {exc.msg})",
-                                         path=source))
+                result.fail(WhowhenError(f"bad JSON (line {exc.lineno}: {exc.msg})", path=source))
                 continue
             except (WhowhenError, UnicodeDecodeError) as exc:
-                result.fail(exc if isinstance(exc, WhowhenError)
-                            else WhowhenError("not UTF-8 text", path=source))
+                result.fail(
+                    exc
+                    if isinstance(exc, WhowhenError)
+                    else WhowhenError("not UTF-8 text", path=source)
+                )
                 continue
             result.add(run, steps, label, source, Path(source).stem)
     return result

@@ -4,25 +4,7 @@ import json
 
 import pytest
 
-from whowhen.cli import main
 from whowhen.io import atomic_path, write_json
-
-
-def test_check_config(root, capsys, tmp_path, monkeypatch) -> None:
-    monkeypatch.chdir(root)
-    assert main(["check-config", "config/config.yaml"]) == 0
-    assert "valid" in capsys.readouterr().out
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("seed: -1\n")
-    assert main(["check-config", str(bad)]) == 1
-    err = capsys.readouterr().err.strip()
-    assert err.startswith(f"error: {bad}: ") and "\n" not in err
-
-
-def test_help(capsys) -> None:
-    with pytest.raises(SystemExit) as info:
-        main(["--help"])
-    assert info.value.code == 0 and "check-config" in capsys.readouterr().out
 
 
 def test_atomic_path_keeps_old_file_on_failure(tmp_path) -> None:

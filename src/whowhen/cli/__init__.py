@@ -1,0 +1,114 @@
+"""`whowhen`: one-off use without Snakemake. Every command has --help.
+
+whowhen import who-and-when DIR -o OUT     import the public benchmark (one or both subsets)
+whowhen import jsonl FILE -o OUT           import your own logs through a field mapping
+whowhen export OUT -o DIR                  write a dataset as Who&When JSON files
+whowhen attribute OUT --attributor NAME    predict (agent, step) for every trajectory
+whowhen score OUT                          exact and Who&When-compatible accuracy
+whowhen show RUN_ID                        a readable trajectory, gold and predictions marked
+whowhen check-config [PATH]                validate a pipeline config
+whowhen dvc-yaml [--check]                 regenerate dvc.yaml from the workflow
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from whowhen import __version__
+from whowhen.cli import commands
+from whowhen.errors import WhowhenError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="whowhen",
+        description="Failure attribution for LLM agent systems: build exact-label benchmarks, "
+        "import published ones, evaluate attributors.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
+    parser.add_argument("--version", action="version", version=f"whowhen {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    imp = sub.add_parser("import", help="import trajectories into runs/steps/labels tables")
+    isub = imp.add_subparsers(dest="format", required=True, metavar="FORMAT")
+    p = isub.add_parser("who-and-when", help="the Who&When benchmark's JSON files")
+    p.add_argument("path", metavar="DIR", help="one subset's folder, or the folder of both")
+    _import_options(p)
+    for fmt in ("jsonl", "parquet"):
+        p = isub.add_parser(fmt, help=f"your own trajectories as {fmt.upper()}")
+        p.add_argument("path", metavar="FILE")
+        p.add_argument(
+            "--mapping",
+            metavar="YAML",
+            help="column -> source field mapping "
+            "(the `fields` of a config import); defaults follow Who&When names",
+        )
+        p.add_argument(
+            "--layout",
+            choices=["trajectories", "steps"],
+            default="trajectories",
+            help="one record per run (default) or one record per step",
+        )
+        p.add_argument("--name", default="imported", help="dataset name (default: imported)")
+        _import_options(p)
+    imp.set_defaults(func=commands.import_cmd)
+
+    p = sub.add_parser("export", help="write a dataset as Who&When-format JSON files")
+    p.add_argument("data", metavar="OUT", help="dataset folder (runs/steps/labels.parquet)")
+    p.add_argument("-o", "--out", required=True, metavar="DIR")
+    p.set_defaults(func=commands.export_cmd)
+
+    p = sub.add_parser("attribute", help="run one attributor over a dataset")
+    p.add_argument("data", metavar="OUT", help="dataset folder (runs/steps/labels.parquet)")
+    p.add_argument(
+        "--attributor", required=True, help="one of: " + ", ".join(commands.attributor_names())
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of stochastic attributors")
+    p.set_defaults(func=commands.attribute_cmd)
+
+    p = sub.add_parser("score", help="score every attributor run on a dataset")
+    p.add_argument("data", metavar="OUT", help="dataset folder with predictions/")
+    p.add_argument("--tolerance", type=int, default=3, help="also report step within ±K")
+    p.add_argument("--json", metavar="PATH", help="where to write scores (default OUT/scores.json)")
+    p.set_defaults(func=commands.score_cmd)
+
+    p = sub.add_parser("show", help="print one trajectory with gold and predicted steps")
+    p.add_argument("run_id", metavar="RUN_ID", help="a run id, or a unique prefix of one")
+    p.add_argument(
+        "--data",
+        action="append",
+        metavar="DIR",
+        help="dataset folder(s) to search (default: results/dataset and results/imports/*)",
+    )
+    p.set_defaults(func=commands.show_cmd)
+
+    p = sub.add_parser("check-config", help="validate a pipeline config file")
+    p.add_argument("path", nargs="?", default="config/config.yaml")
+    p.set_defaults(func=commands.check_config_cmd)
+
+    p = sub.add_parser("dvc-yaml", help="regenerate dvc.yaml from the Snakemake workflow")
+    p.add_argument("--check", action="store_true", help="only check it is up to date")
+    p.set_defaults(func=commands.dvc_yaml_cmd)
+    return parser
+
+
+def _import_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--out", required=True, metavar="OUT", help="output folder")
+    p.add_argument(
+        "--strict", action="store_true", help="exit 1 if any record could not be imported"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except WhowhenError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,199 @@
+"""The command implementations: argument handling and printing only; the work is in the
+stage modules, so the CLI and the Snakemake workflow compute the same things."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import polars as pl
+import yaml
+
+from whowhen.errors import WhowhenError
+from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, read_table, read_tables, write_table
+
+
+def attributor_names() -> list[str]:
+    from whowhen.attribution import ATTRIBUTORS
+
+    return list(ATTRIBUTORS)
+
+
+def format_table(frame: pl.DataFrame, digits: int = 3) -> str:
+    """Plain aligned text: readable in a terminal and in a log file."""
+    cells = [[str(c) for c in frame.columns]] + [
+        [f"{v:.{digits}f}" if isinstance(v, float) else str(v) for v in row]
+        for row in frame.iter_rows()
+    ]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(frame.columns))]
+    lines = [
+        "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in cells
+    ]
+    return "\n".join([lines[0], "-" * len(lines[0]), *lines[1:]])
+
+
+def _load(data: str | Path) -> dict[str, pl.DataFrame]:
+    data = Path(data)
+    if not data.is_dir():
+        raise WhowhenError("dataset folder not found", path=str(data))
+    return {
+        "runs": read_table(data / "runs.parquet", RUNS),
+        "steps": read_table(data / "steps.parquet", STEPS),
+        "labels": read_table(data / "labels.parquet", LABELS),
+    }
+
+
+def import_cmd(args: argparse.Namespace) -> int:
+    from whowhen.datasets import import_generic, import_who_and_when
+
+    if args.format == "who-and-when":
+        result = import_who_and_when(args.path)
+    else:
+        fields = None
+        if args.mapping:
+            mapping_path = Path(args.mapping)
+            if not mapping_path.exists():
+                raise WhowhenError("mapping file not found", path=str(mapping_path))
+            fields = yaml.safe_load(mapping_path.read_text()) or {}
+            if not isinstance(fields, dict):
+                raise WhowhenError("mapping must be a YAML mapping", path=str(mapping_path))
+            fields = fields.get("fields", fields)
+        result = import_generic(args.path, args.format, args.layout, fields, args.name)
+    for error in result.errors:
+        print(f"skipped: {error}", file=sys.stderr)
+    if result.n_runs == 0:
+        raise WhowhenError(f"nothing imported ({len(result.errors)} bad records)", path=args.path)
+    result.write(args.out)
+    tables = result.tables()
+    by = tables["runs"].group_by("benchmark", "subset").len().sort("benchmark", "subset")
+    print(format_table(by.rename({"len": "runs"})))
+    print(
+        f"imported {result.n_runs} runs ({tables['steps'].height} steps), "
+        f"skipped {len(result.errors)} -> {args.out}"
+    )
+    return 1 if args.strict and result.errors else 0
+
+
+def export_cmd(args: argparse.Namespace) -> int:
+    from whowhen.datasets import export_who_and_when
+
+    tables = _load(args.data)
+    paths = export_who_and_when(tables["runs"], tables["steps"], tables["labels"], args.out)
+    print(f"wrote {len(paths)} Who&When JSON files to {args.out}")
+    return 0
+
+
+def attribute_cmd(args: argparse.Namespace) -> int:
+    from whowhen.attribution import attribute
+
+    tables = _load(args.data)
+    predictions = attribute(tables["runs"], tables["steps"], args.attributor, args.seed)
+    out = write_table(
+        predictions, PREDICTIONS, Path(args.data) / "predictions" / f"{args.attributor}.parquet"
+    )
+    print(
+        f"{args.attributor}: {predictions.height} predictions "
+        f"({int((~predictions['parse_ok']).sum())} without an answer) -> {out}"
+    )
+    return 0
+
+
+def score_cmd(args: argparse.Namespace) -> int:
+    from whowhen.analysis import accuracy, random_expected
+    from whowhen.io import write_json
+
+    tables = _load(args.data)
+    pred_files = sorted((Path(args.data) / "predictions").glob("*.parquet"))
+    if not pred_files:
+        raise WhowhenError(
+            "no predictions yet: run `whowhen attribute` first",
+            path=str(Path(args.data) / "predictions"),
+        )
+    predictions = read_tables(pred_files, PREDICTIONS)
+    acc = accuracy(tables["labels"], predictions, tables["runs"], args.tolerance)
+    expected = random_expected(tables["labels"], tables["runs"], tables["steps"])
+    columns = ["attributor", "dataset", "n", "agent_acc", "step_acc", "step_acc_pm1"]
+    if args.tolerance > 1:
+        columns.append("step_acc_pmk")
+    shown = (
+        acc.filter(pl.col("split") == "all")
+        .select(*columns, "agent_acc_substring", "step_acc_substring")
+        .rename({"step_acc_pmk": f"step_acc_pm{args.tolerance}"}, strict=False)
+    )
+    print("Attribution accuracy (exact; *_substring = the official Who&When scorer)")
+    print(format_table(shown))
+    print("\nRandom baseline, expected accuracy (analytic)")
+    print(format_table(expected.filter(pl.col("split") == "all").drop("split")))
+    out = Path(args.json) if args.json else Path(args.data) / "scores.json"
+    write_json(
+        out,
+        {
+            "accuracy": acc.to_dicts(),
+            "random_expected": expected.to_dicts(),
+            "tolerance": args.tolerance,
+        },
+    )
+    print(f"\nwrote {out}")
+    return 0
+
+
+def show_cmd(args: argparse.Namespace) -> int:
+    from whowhen.trajectory import render_trajectory
+
+    folders = (
+        [Path(d) for d in args.data]
+        if args.data
+        else [Path("results/dataset"), *sorted(Path("results/imports").glob("*"))]
+    )
+    for folder in folders:
+        if not (folder / "runs.parquet").exists():
+            continue
+        runs = read_table(folder / "runs.parquet", RUNS)
+        hits = runs.filter(pl.col("run_id").str.starts_with(args.run_id))
+        if hits.height > 1:
+            raise WhowhenError(
+                f"run id prefix {args.run_id!r} matches {hits.height} runs", path=str(folder)
+            )
+        if hits.height == 0:
+            continue
+        run = hits.row(0, named=True)
+        tables = _load(folder)
+        labels = tables["labels"].filter(pl.col("run_id") == run["run_id"])
+        pred_files = sorted((folder / "predictions").glob("*.parquet"))
+        if not pred_files and folder.name == "dataset":
+            pred_files = sorted(Path("results/predictions/built").glob("*.parquet"))
+        elif not pred_files:
+            pred_files = sorted((Path("results/predictions") / folder.name).glob("*.parquet"))
+        preds = read_tables(pred_files, PREDICTIONS).filter(pl.col("run_id") == run["run_id"])
+        print(
+            render_trajectory(
+                run,
+                tables["steps"].filter(pl.col("run_id") == run["run_id"]),
+                labels.row(0, named=True) if labels.height else None,
+                preds,
+            )
+        )
+        return 0
+    raise WhowhenError(f"run {args.run_id!r} not found in {', '.join(map(str, folders))}")
+
+
+def check_config_cmd(args: argparse.Namespace) -> int:
+    from whowhen.config import load_config
+
+    config = load_config(args.path)
+    print(
+        f"{args.path}: valid ({', '.join(config['benchmarks'])} x "
+        f"{', '.join(config['systems'])}; {len(config['imports'])} import(s))"
+    )
+    return 0
+
+
+def dvc_yaml_cmd(args: argparse.Namespace) -> int:
+    from whowhen import dvcgen
+
+    return dvcgen.main(["--check"] if args.check else [])
