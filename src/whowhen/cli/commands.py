@@ -103,6 +103,13 @@ def attribute_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
+SCORING_NOTE = {
+    "exact": "exact match",
+    "substring": "the official Who&When scorer: substring match, first word of the agent",
+    "both": "exact; *_substring = the official Who&When scorer",
+}
+
+
 def score_cmd(args: argparse.Namespace) -> int:
     from whowhen.analysis import accuracy, random_expected
     from whowhen.io import write_json
@@ -117,15 +124,19 @@ def score_cmd(args: argparse.Namespace) -> int:
     predictions = read_tables(pred_files, PREDICTIONS)
     acc = accuracy(tables["labels"], predictions, tables["runs"], args.tolerance)
     expected = random_expected(tables["labels"], tables["runs"], tables["steps"])
-    columns = ["attributor", "dataset", "n", "agent_acc", "step_acc", "step_acc_pm1"]
-    if args.tolerance > 1:
-        columns.append("step_acc_pmk")
+    columns = ["attributor", "dataset", "n"]
+    if args.scoring in ("exact", "both"):
+        columns += ["agent_acc", "step_acc", "step_acc_pm1"]
+        if args.tolerance > 1:
+            columns.append("step_acc_pmk")
+    if args.scoring in ("substring", "both"):
+        columns += ["agent_acc_substring", "step_acc_substring"]
     shown = (
         acc.filter(pl.col("split") == "all")
-        .select(*columns, "agent_acc_substring", "step_acc_substring")
+        .select(columns)
         .rename({"step_acc_pmk": f"step_acc_pm{args.tolerance}"}, strict=False)
     )
-    print("Attribution accuracy (exact; *_substring = the official Who&When scorer)")
+    print(f"Attribution accuracy ({SCORING_NOTE[args.scoring]})")
     print(format_table(shown))
     print("\nRandom baseline, expected accuracy (analytic)")
     print(format_table(expected.filter(pl.col("split") == "all").drop("split")))
