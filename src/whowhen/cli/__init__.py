@@ -71,6 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("score", help="score every attributor run on a dataset")
     p.add_argument("data", metavar="OUT", help="dataset folder with predictions/")
     p.add_argument("--tolerance", type=int, default=3, help="also report step within ±K")
+    p.add_argument(
+        "--scoring",
+        choices=["both", "exact", "substring"],
+        default="both",
+        help="exact matching, the original Who&When substring scorer (to compare with "
+        "published numbers), or both side by side (default)",
+    )
     p.add_argument("--json", metavar="PATH", help="where to write scores (default OUT/scores.json)")
     p.set_defaults(func=commands.score_cmd)
 
