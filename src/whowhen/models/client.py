@@ -1,0 +1,233 @@
+"""The one way the pipeline calls a model: cache first, then the provider with bounded
+adaptive concurrency, retries with backoff, pricing and a cost limit.
+
+Concurrency is AIMD: the limit halves on a 429 (and the Retry-After wait is honoured
+by every worker), and grows by one after a run of successes, up to `max_concurrency`.
+Backoff on 5xx, timeouts and malformed responses is exponential with full jitter,
+capped by `max_retries`. Jitter only changes *when* a call is made, never its result,
+so artifacts stay deterministic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tqdm import tqdm
+
+from whowhen.models.cache import ResponseCache
+from whowhen.models.errors import ProviderError
+from whowhen.models.spec import ModelSpec, PriceTable
+from whowhen.models.types import ChatRequest, ChatResult, Reply, Usage
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ClientStats:
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    failures: int = 0
+    spent_usd: float = 0.0
+    errors: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "retries": self.retries,
+            "failures": self.failures,
+            "spent_usd": round(self.spent_usd, 6),
+            "errors": dict(sorted(self.errors.items())),
+        }
+
+
+class AdaptiveLimiter:
+    """At most `limit` calls in flight; the limit shrinks on rate limits and recovers."""
+
+    def __init__(self, maximum: int) -> None:
+        self.maximum = max(1, maximum)
+        self.limit = self.maximum
+        self.in_flight = 0
+        self.paused_until = 0.0
+        self._cond = asyncio.Condition()
+        self._streak = 0
+
+    async def acquire(self) -> None:
+        async with self._cond:
+            while self.in_flight >= self.limit:
+                await self._cond.wait()
+            self.in_flight += 1
+        wait = self.paused_until - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+    async def release(self, rate_limited: bool, retry_after: float | None) -> None:
+        async with self._cond:
+            self.in_flight -= 1
+            if rate_limited:
+                self.limit = max(1, self.limit // 2)
+                self._streak = 0
+                if retry_after:
+                    self.paused_until = max(self.paused_until, time.monotonic() + retry_after)
+            else:
+                self._streak += 1
+                if self._streak >= self.limit and self.limit < self.maximum:
+                    self.limit += 1
+                    self._streak = 0
+            self._cond.notify_all()
+
+
+class CostLimitReached(Exception):
+    pass
+
+
+class ModelClient:
+    """Runs requests against one model. `provider` may be injected (tests, batch mode)."""
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        prices: PriceTable,
+        cache: ResponseCache | None = None,
+        *,
+        max_concurrency: int = 16,
+        max_retries: int = 4,
+        timeout_s: float = 60.0,
+        backoff_s: float = 0.5,
+        cost_limit_usd: float | None = None,
+        progress: bool = True,
+        provider: Any = None,
+    ) -> None:
+        self.spec, self.prices, self.cache = spec, prices, cache
+        self.max_concurrency, self.max_retries = max_concurrency, max_retries
+        self.timeout_s, self.backoff_s = timeout_s, backoff_s
+        self.cost_limit_usd = cost_limit_usd
+        self.progress = progress
+        self._provider = provider
+        self.stats = ClientStats()
+
+    def _make_provider(self) -> Any:
+        if self._provider is not None:
+            return self._provider
+        if self.spec.provider == "gemini":
+            from whowhen.models.gemini_provider import GeminiProvider
+
+            return GeminiProvider(self.spec, self.timeout_s)
+        from whowhen.models.openai_provider import OpenAIProvider
+
+        return OpenAIProvider(self.spec, self.timeout_s)
+
+    def complete(self, requests: Sequence[ChatRequest]) -> list[ChatResult]:
+        """Synchronous entry point; results come back in request order."""
+        return asyncio.run(self.run(requests))
+
+    async def run(self, requests: Sequence[ChatRequest]) -> list[ChatResult]:
+        results: list[ChatResult | None] = [None] * len(requests)
+        todo = []
+        for i, req in enumerate(requests):
+            hit = self.cache.get(self.spec, req) if self.cache else None
+            if hit is not None:
+                self.stats.cache_hits += 1
+                results[i] = self._result(hit, cached=True, latency=0.0, attempts=0)
+            else:
+                todo.append(i)
+        if todo:
+            provider = self._make_provider()
+            limiter = AdaptiveLimiter(self.max_concurrency)
+            bar = tqdm(
+                total=len(requests),
+                initial=len(requests) - len(todo),
+                unit="call",
+                desc=self.spec.model_id,
+                disable=not self.progress,
+                leave=False,
+            )
+            try:
+
+                async def worker(i: int) -> None:
+                    results[i] = await self._one(provider, limiter, requests[i])
+                    bar.update(1)
+                    bar.set_postfix(
+                        hits=self.stats.cache_hits,
+                        retries=self.stats.retries,
+                        cost=f"${self.stats.spent_usd:.4f}",
+                        refresh=False,
+                    )
+
+                await asyncio.gather(*(worker(i) for i in todo))
+            finally:
+                bar.close()
+                close = getattr(provider, "close", None)
+                if close is not None:
+                    await close()
+        log.info("%s: %d requests, %s", self.spec.model_id, len(requests), self.stats.as_dict())
+        return [r for r in results if r is not None]
+
+    def _result(self, reply: Reply, *, cached: bool, latency: float, attempts: int) -> ChatResult:
+        return ChatResult(
+            reply.text,
+            reply.usage,
+            self.prices.cost(self.spec.model_id, reply.usage),
+            latency,
+            cached,
+            attempts,
+            None,
+            reply.finish_reason,
+        )
+
+    def _failed(self, error: str, attempts: int, latency: float) -> ChatResult:
+        self.stats.failures += 1
+        kind = error.split(":", 1)[0]
+        self.stats.errors[kind] = self.stats.errors.get(kind, 0) + 1
+        return ChatResult(None, Usage(), 0.0, latency, False, attempts, error)
+
+    async def _one(
+        self, provider: Any, limiter: AdaptiveLimiter, request: ChatRequest
+    ) -> ChatResult:
+        start = time.monotonic()
+        attempts = 0
+        while True:
+            if self.cost_limit_usd is not None and self.stats.spent_usd >= self.cost_limit_usd:
+                return self._failed(
+                    f"cost_limit: ${self.cost_limit_usd} spent; call skipped",
+                    attempts,
+                    time.monotonic() - start,
+                )
+            attempts += 1
+            await limiter.acquire()
+            error: ProviderError | None = None
+            try:
+                reply = await provider.call(request)
+            except ProviderError as exc:
+                error = exc
+            except Exception as exc:  # an SDK surprise is one failed item, not a crash
+                error = ProviderError("malformed", f"{type(exc).__name__}: {exc}"[:300])
+            await limiter.release(
+                error is not None and error.kind == "rate_limit",
+                error.retry_after if error else None,
+            )
+            if error is None:
+                self.stats.calls += 1
+                result = self._result(
+                    reply, cached=False, latency=time.monotonic() - start, attempts=attempts
+                )
+                self.stats.spent_usd += result.cost_usd
+                if self.cache is not None:
+                    self.cache.put(self.spec, request, reply)
+                return result
+            if not error.retryable or attempts > self.max_retries:
+                return self._failed(str(error), attempts, time.monotonic() - start)
+            self.stats.retries += 1
+            delay = (
+                error.retry_after
+                if error.retry_after is not None
+                else (random.uniform(0, self.backoff_s * 2 ** (attempts - 1)))
+            )
+            await asyncio.sleep(delay)

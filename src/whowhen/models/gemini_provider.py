@@ -1,0 +1,106 @@
+"""Gemini through the official google-genai client. Images go as inline parts; a base
+URL (for the test server or a proxy) goes through HttpOptions. SDK retries are off."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types
+
+from whowhen.models.errors import ProviderError, parse_retry_after
+from whowhen.models.spec import ModelSpec
+from whowhen.models.types import ChatRequest, ImagePart, Reply, TextPart, Usage
+
+
+def to_contents(request: ChatRequest) -> tuple[str | None, list[types.Content]]:
+    system = "\n".join(m.joined_text() for m in request.messages if m.role == "system") or None
+    contents = []
+    for m in request.messages:
+        if m.role == "system":
+            continue
+        parts = [
+            types.Part.from_text(text=p.text)
+            if isinstance(p, TextPart)
+            else types.Part.from_bytes(data=p.data(), mime_type=p.mime_type())
+            for p in m.parts
+            if isinstance(p, TextPart | ImagePart)
+        ]
+        contents.append(
+            types.Content(role="model" if m.role == "assistant" else "user", parts=parts)
+        )
+    return system, contents
+
+
+class GeminiProvider:
+    def __init__(self, spec: ModelSpec, timeout_s: float) -> None:
+        self.spec = spec
+        options: dict[str, Any] = {"timeout": int(timeout_s * 1000)}
+        if spec.base_url:
+            options["base_url"] = spec.base_url
+        self._client = genai.Client(
+            api_key=spec.api_key(), http_options=types.HttpOptions(**options)
+        )
+
+    async def call(self, request: ChatRequest) -> Reply:
+        system, contents = to_contents(request)
+        config: dict[str, Any] = {
+            "temperature": request.settings.temperature,
+            "max_output_tokens": request.settings.max_tokens,
+            "system_instruction": system,
+        }
+        if request.settings.seed is not None:
+            config["seed"] = request.settings.seed
+        if request.settings.top_p is not None:
+            config["top_p"] = request.settings.top_p
+        if request.schema is not None and self.spec.structured_output != "none":
+            config["response_mime_type"] = "application/json"
+            config["response_json_schema"] = request.schema
+        try:
+            resp = await self._client.aio.models.generate_content(
+                model=self.spec.name,
+                contents=contents,
+                config=types.GenerateContentConfig(**config),
+            )
+        except genai_errors.APIError as exc:
+            code = int(getattr(exc, "code", 0) or 0)
+            headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+            retry_after = parse_retry_after(headers.get("retry-after")) if headers else None
+            kind = (
+                "rate_limit"
+                if code == 429
+                else "server"
+                if code >= 500
+                else "auth"
+                if code in (401, 403)
+                else "bad_request"
+            )
+            raise ProviderError(kind, str(exc).splitlines()[0][:300], retry_after, code) from None
+        except ValueError as exc:
+            raise ProviderError("malformed", str(exc)[:300]) from None
+        except Exception as exc:  # the SDK's transport (httpx/httpx2/aiohttp) errors
+            if "timeout" in type(exc).__name__.lower():
+                raise ProviderError("timeout", "request timed out") from None
+            raise ProviderError("connection", type(exc).__name__) from None
+        try:
+            text = resp.text
+            meta = resp.usage_metadata
+            usage = (
+                Usage(
+                    meta.prompt_token_count or 0,
+                    meta.candidates_token_count or 0,
+                    meta.cached_content_token_count or 0,
+                )
+                if meta
+                else Usage()
+            )
+            finish = resp.candidates[0].finish_reason if resp.candidates else None
+        except (AttributeError, IndexError, TypeError, ValueError) as exc:
+            raise ProviderError("malformed", f"unexpected response shape ({exc})") from None
+        if text is None:
+            raise ProviderError("malformed", "response has no text")
+        return Reply(text, usage, None if finish is None else str(getattr(finish, "value", finish)))
+
+    async def close(self) -> None:
+        return None

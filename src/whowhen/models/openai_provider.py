@@ -1,0 +1,113 @@
+"""OpenAI Chat Completions through the official client; a base URL reaches any
+OpenAI-compatible server. The SDK's own retries are switched off (max_retries=0):
+the model client retries, so attempts are counted once and never multiplied."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+
+from whowhen.models.errors import ProviderError, parse_retry_after
+from whowhen.models.spec import ModelSpec
+from whowhen.models.types import ChatRequest, ImagePart, Reply, TextPart, Usage
+
+
+def response_format(spec: ModelSpec, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The structured-output request in the form this server accepts."""
+    if schema is None or spec.structured_output == "none":
+        return None
+    if spec.structured_output == "json_schema":
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": "answer", "schema": schema, "strict": True},
+        }
+    if spec.structured_output == "json_object_schema":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_object"}
+
+
+def to_messages(request: ChatRequest) -> list[dict[str, Any]]:
+    out = []
+    for m in request.messages:
+        if all(isinstance(p, TextPart) for p in m.parts):
+            out.append({"role": m.role, "content": m.joined_text()})
+            continue
+        content = [
+            {"type": "text", "text": p.text}
+            if isinstance(p, TextPart)
+            else {"type": "image_url", "image_url": {"url": p.data_url()}}
+            for p in m.parts
+            if isinstance(p, TextPart | ImagePart)
+        ]
+        out.append({"role": m.role, "content": content})
+    return out
+
+
+class OpenAIProvider:
+    def __init__(self, spec: ModelSpec, timeout_s: float) -> None:
+        self.spec = spec
+        self._client = openai.AsyncOpenAI(
+            api_key=spec.api_key(), base_url=spec.base_url, max_retries=0, timeout=timeout_s
+        )
+
+    async def call(self, request: ChatRequest) -> Reply:
+        kwargs: dict[str, Any] = {
+            "model": self.spec.name,
+            "messages": to_messages(request),
+            "temperature": request.settings.temperature,
+            "max_tokens": request.settings.max_tokens,
+        }
+        if request.settings.top_p is not None:
+            kwargs["top_p"] = request.settings.top_p
+        if request.settings.seed is not None:
+            kwargs["seed"] = request.settings.seed
+        fmt = response_format(self.spec, request.schema)
+        if fmt is not None:
+            kwargs["response_format"] = fmt
+        try:
+            resp = await self._client.chat.completions.create(**kwargs)
+        except openai.RateLimitError as exc:
+            raise ProviderError(
+                "rate_limit",
+                _short(exc),
+                parse_retry_after(exc.response.headers.get("retry-after")),
+                429,
+            ) from None
+        except openai.APITimeoutError:
+            raise ProviderError("timeout", "request timed out") from None
+        except openai.APIConnectionError as exc:
+            raise ProviderError("connection", _short(exc)) from None
+        except openai.AuthenticationError as exc:
+            raise ProviderError("auth", _short(exc), status=exc.status_code) from None
+        except openai.APIStatusError as exc:
+            kind = "server" if exc.status_code >= 500 else "bad_request"
+            raise ProviderError(
+                kind,
+                _short(exc),
+                parse_retry_after(exc.response.headers.get("retry-after")),
+                exc.status_code,
+            ) from None
+        except (openai.APIResponseValidationError, ValueError) as exc:
+            raise ProviderError("malformed", _short(exc)) from None
+        try:
+            choice = resp.choices[0]
+            text = choice.message.content
+            usage = resp.usage
+            details = getattr(usage, "prompt_tokens_details", None)
+            cached = getattr(details, "cached_tokens", 0) or 0
+            return Reply(
+                text or "",
+                Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, cached),
+                choice.finish_reason,
+            )
+        except (AttributeError, IndexError, TypeError) as exc:
+            raise ProviderError("malformed", f"unexpected response shape ({exc})") from None
+
+    async def close(self) -> None:
+        await self._client.close()
+
+
+def _short(exc: Exception) -> str:
+    """First line of the SDK's message, without any request echo."""
+    return str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__

@@ -1,0 +1,146 @@
+"""Model ids, per-server settings, and the dated price table.
+
+A model id is `provider/name`: `openai/gpt-4.1-mini`, `gemini/gemini-2.5-flash`, or
+`openai-compatible/<name>` (vLLM, Ollama, llama.cpp server, the test server), which
+needs a base URL. Servers differ in how they take structured output, so that is a
+per-model setting: `json_schema` (OpenAI, vLLM), `json_object_schema` (llama.cpp's
+server, which answers the standard form with HTTP 500), `json_object`, or `none`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from whowhen.errors import WhowhenError
+from whowhen.models.types import Usage
+
+PROVIDERS = ("openai", "openai-compatible", "gemini")
+STRUCTURED = ("json_schema", "json_object_schema", "json_object", "none")
+DEFAULT_KEY_ENV = {
+    "openai": "OPENAI_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "openai-compatible": "OPENAI_COMPATIBLE_API_KEY",
+}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    provider: str
+    name: str
+    base_url: str | None = None
+    structured_output: str = "json_schema"
+    native_tools: bool = True
+    api_key_env: str | None = None
+
+    @property
+    def model_id(self) -> str:
+        return f"{self.provider}/{self.name}"
+
+    def api_key(self) -> str:
+        """The key, read from the environment only when a call is made; never stored."""
+        env = self.api_key_env or DEFAULT_KEY_ENV[self.provider]
+        key = os.environ.get(env)
+        if key:
+            return key
+        if self.provider == "openai-compatible":
+            return "not-needed"  # local servers accept any key
+        raise WhowhenError(
+            f"no API key: set the environment variable {env}", field=f"models.{self.model_id}"
+        )
+
+    def cache_view(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.name,
+            "base_url": self.base_url,
+            "structured_output": self.structured_output,
+        }
+
+
+def parse_model(model: str, registry: dict[str, dict[str, Any]] | None = None) -> ModelSpec:
+    """A model id, or the name of an entry in the config's `models:` registry."""
+    registry = registry or {}
+    settings = dict(registry.get(model, {}))
+    model_id = settings.pop("id", model)
+    provider, _, name = model_id.partition("/")
+    if provider not in PROVIDERS or not name:
+        raise WhowhenError(
+            f"model id {model_id!r} must look like provider/name with provider "
+            f"one of {', '.join(PROVIDERS)}",
+            field="model",
+        )
+    base_url = settings.get("base_url")
+    if provider == "openai-compatible" and not base_url:
+        raise WhowhenError(f"{model_id} needs a base_url", field=f"models.{model}.base_url")
+    structured = settings.get("structured_output", "json_schema")
+    if structured not in STRUCTURED:
+        raise WhowhenError(
+            f"structured_output must be one of {', '.join(STRUCTURED)}",
+            field=f"models.{model}.structured_output",
+        )
+    return ModelSpec(
+        provider,
+        name,
+        base_url,
+        structured,
+        settings.get("native_tools", True),
+        settings.get("api_key_env"),
+    )
+
+
+@dataclass(frozen=True)
+class Price:
+    input: float
+    output: float
+    cached_input: float
+    family: str
+    open_weight: bool
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    """USD per 1M tokens, as of `as_of`; models not listed cost 0 and are flagged unpriced."""
+
+    as_of: date | None
+    prices: dict[str, Price]
+
+    def price(self, model_id: str) -> Price | None:
+        return self.prices.get(model_id)
+
+    def cost(self, model_id: str, usage: Usage) -> float:
+        p = self.prices.get(model_id)
+        if p is None:
+            return 0.0
+        fresh = max(0, usage.input_tokens - usage.cached_tokens)
+        return (
+            fresh * p.input + usage.cached_tokens * p.cached_input + usage.output_tokens * p.output
+        ) / 1e6
+
+
+def load_prices(path: str | Path) -> PriceTable:
+    path = Path(path)
+    if not path.exists():
+        raise WhowhenError("price table not found", path=str(path))
+    data = yaml.safe_load(path.read_text()) or {}
+    prices = {}
+    for model_id, entry in (data.get("models") or {}).items():
+        try:
+            prices[model_id] = Price(
+                float(entry["input"]),
+                float(entry["output"]),
+                float(entry.get("cached_input", entry["input"])),
+                str(entry.get("family", model_id.split("/")[-1])),
+                bool(entry.get("open_weight", False)),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise WhowhenError(
+                f"bad price entry ({exc})", path=str(path), field=f"models.{model_id}"
+            ) from None
+    as_of = data.get("as_of")
+    return PriceTable(as_of if isinstance(as_of, date) else None, prices)

@@ -1,0 +1,244 @@
+"""A scripted HTTP server that speaks the OpenAI Chat Completions endpoint and Gemini's
+generateContent, for tests, benchmarks and the `testserver` config profile.
+
+It answers with a deterministic function of the request (by default: an attribution
+answer naming the first agent step it finds in the prompt), and can be told to be slow
+or to fail a seeded share of calls with 429 + Retry-After, 500, a hang past the
+client's timeout, or a malformed body. Every request is counted; the Authorization
+header is checked to be present but never stored.
+
+    python -m whowhen.models.testserver --port 8765 [--latency 0.2] [--fail-rate 0.2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Responder = Callable[[str, dict[str, Any] | None], str]
+FAULTS = ("429", "500", "hang", "malformed")
+_STEP_LINE = re.compile(r"^\[\s*(\d+)\] ([^\s(:]+)", re.M)
+
+
+def attribution_responder(prompt: str, schema: dict[str, Any] | None) -> str:
+    """Name the first agent step listed in the prompt (a deterministic stand-in model)."""
+    agents = None
+    if schema:
+        agents = schema.get("properties", {}).get("agent", {}).get("enum")
+    for step, actor in _STEP_LINE.findall(prompt):
+        if actor != "user" and (agents is None or actor in agents):
+            return json.dumps(
+                {
+                    "agent": actor,
+                    "step": int(step),
+                    "mode": None,
+                    "reason": f"{actor} acts first at step {step}.",
+                }
+            )
+    return json.dumps(
+        {"agent": (agents or ["unknown"])[0], "step": 0, "mode": None, "reason": "no step found"}
+    )
+
+
+@dataclass
+class Behaviour:
+    latency_s: float = 0.0
+    fail_rate: float = 0.0
+    faults: tuple[str, ...] = FAULTS
+    retry_after_s: float = 0.05
+    hang_s: float = 3.0
+    seed: int = 0
+    responder: Responder = attribution_responder
+    script: list[str] = field(default_factory=list)  # forced faults for the next calls, in order
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: TestServer  # type: ignore[assignment]
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:  # keep test output clean
+        return
+
+    def _send(
+        self, status: int, body: bytes | dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._send(200, {"object": "list", "data": [{"id": "mock", "object": "model"}]})
+        else:
+            self._send(404, {"error": {"message": "not found"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"{}")
+        srv = self.server
+        authorized = bool(self.headers.get("Authorization") or self.headers.get("x-goog-api-key"))
+        fault = srv.next_fault()
+        srv.count(self.path, fault)
+        time.sleep(srv.behaviour.latency_s)
+        if not authorized:
+            return self._send(401, {"error": {"message": "missing credentials"}})
+        if fault == "429":
+            return self._send(
+                429,
+                {"error": {"message": "rate limited", "code": 429}},
+                {"Retry-After": str(srv.behaviour.retry_after_s)},
+            )
+        if fault == "500":
+            return self._send(500, {"error": {"message": "internal error", "code": 500}})
+        if fault == "hang":
+            time.sleep(srv.behaviour.hang_s)
+        if fault == "malformed":
+            return self._send(200, b'{"choices": [ {"broken"')
+        if self.path.endswith("/chat/completions"):
+            return self._send(200, self._chat(body))
+        if ":generateContent" in self.path:
+            return self._send(200, self._gemini(body))
+        return self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+    def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
+        prompt = "\n".join(
+            m["content"]
+            if isinstance(m["content"], str)
+            else "\n".join(p.get("text", "") for p in m["content"])
+            for m in body.get("messages", [])
+        )
+        fmt = body.get("response_format") or {}
+        schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
+        text = self.server.behaviour.responder(prompt, schema)
+        n_in, n_out = max(1, len(prompt) // 4), max(1, len(text) // 4)
+        return {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "mock"),
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": text},
+                }
+            ],
+            "usage": {
+                "prompt_tokens": n_in,
+                "completion_tokens": n_out,
+                "total_tokens": n_in + n_out,
+                "prompt_tokens_details": {"cached_tokens": 0},
+            },
+        }
+
+    def _gemini(self, body: dict[str, Any]) -> dict[str, Any]:
+        texts = [p.get("text", "") for c in body.get("contents", []) for p in c.get("parts", [])]
+        system = body.get("systemInstruction") or body.get("system_instruction") or {}
+        texts = [p.get("text", "") for p in system.get("parts", [])] + texts
+        prompt = "\n".join(texts)
+        config = body.get("generationConfig") or body.get("generation_config") or {}
+        schema = config.get("responseJsonSchema") or config.get("response_json_schema")
+        text = self.server.behaviour.responder(prompt, schema)
+        n_in, n_out = max(1, len(prompt) // 4), max(1, len(text) // 4)
+        return {
+            "candidates": [
+                {
+                    "content": {"role": "model", "parts": [{"text": text}]},
+                    "finishReason": "STOP",
+                    "index": 0,
+                }
+            ],
+            "usageMetadata": {
+                "promptTokenCount": n_in,
+                "candidatesTokenCount": n_out,
+                "totalTokenCount": n_in + n_out,
+            },
+        }
+
+
+class TestServer(ThreadingHTTPServer):
+    """Start with `start()`; `url` is the OpenAI base URL, `gemini_url` the Gemini one."""
+
+    daemon_threads = True
+    __test__ = False  # not a pytest class
+
+    def __init__(self, behaviour: Behaviour | None = None, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
+        self.behaviour = behaviour or Behaviour()
+        self._rng = random.Random(self.behaviour.seed)
+        self._lock = threading.Lock()
+        self.requests: list[tuple[str, str | None]] = []
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    @property
+    def gemini_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def next_fault(self) -> str | None:
+        with self._lock:
+            if self.behaviour.script:
+                fault = self.behaviour.script.pop(0)
+                return None if fault == "ok" else fault
+            if self._rng.random() < self.behaviour.fail_rate:
+                return self._rng.choice(self.behaviour.faults)
+            return None
+
+    def count(self, path: str, fault: str | None) -> None:
+        with self._lock:
+            self.requests.append((path, fault))
+
+    @property
+    def completed(self) -> int:
+        """Requests answered normally (no fault injected)."""
+        return sum(1 for _, fault in self.requests if fault is None)
+
+    def start(self) -> TestServer:
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+
+    def __enter__(self) -> TestServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per call")
+    parser.add_argument("--fail-rate", type=float, default=0.0)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    server = TestServer(Behaviour(args.latency, args.fail_rate, seed=args.seed), args.port)
+    print(f"test server on {server.url} (Gemini base {server.gemini_url})", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main()
