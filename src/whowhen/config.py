@@ -47,6 +47,17 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
     _fill_defaults(config, schema)
     for item in config["imports"]:
         _fill_defaults(item, schema["properties"]["imports"]["items"])
+    llm_items = schema["properties"]["attribution"]["properties"]["llm"]["items"]
+    for item in config["attribution"]["llm"]:
+        _fill_defaults(item, llm_items)
+    names = [item["name"] for item in config["attribution"]["llm"]]
+    for i, name in enumerate(names):
+        if names.index(name) != i:
+            raise WhowhenError(
+                f"duplicate attributor name {name!r}",
+                path=source,
+                field=f"attribution.llm.{i}.name",
+            )
     names = [item["name"] for item in config["imports"]]
     for i, name in enumerate(names):
         if names.index(name) != i:

@@ -57,7 +57,7 @@ STAGE_CODE = {
         "src/whowhen/agents",
     ],
     "imports": ["src/whowhen/datasets"],
-    "attribution": ["src/whowhen/attribution"],
+    "attribution": ["src/whowhen/attribution", "src/whowhen/models", "config/prices.yaml"],
     "analysis": ["src/whowhen/analysis", "workflow/report"],
 }
 STAGE_PARAMS = {
@@ -66,7 +66,7 @@ STAGE_PARAMS = {
     "injection": ["injection"],
     "continuation": ["seed", "benchmarks", "continuation"],
     "imports": ["imports"],
-    "attribution": ["attribution"],
+    "attribution": ["attribution", "models", "llm"],
     "analysis": ["analysis"],
 }
 METRICS = {"results/metrics.json"}

@@ -23,7 +23,7 @@ rule analysis:
         analysis=config["analysis"],
         datasets=list(DATASETS),
         systems=config["systems"],
-        attributors=config["attribution"]["attributors"],
+        attributors=ATTRIBUTORS,
     log:
         "logs/analysis.log",
     conda:

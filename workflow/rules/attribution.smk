@@ -9,6 +9,9 @@ rule attribution:
         predictions="results/predictions/{dataset}/{attributor}.parquet",
     params:
         attribution=config["attribution"],
+        models=config["models"],
+        llm=config["llm"],
+        taxonomy=config["taxonomy"]["file"],
     log:
         "logs/attribution/{dataset}/{attributor}.log",
     conda:
@@ -22,5 +25,5 @@ rule attribution_all:
         expand(
             "results/predictions/{dataset}/{attributor}.parquet",
             dataset=DATASETS,
-            attributor=config["attribution"]["attributors"],
+            attributor=ATTRIBUTORS,
         ),

@@ -3,6 +3,7 @@ import os
 
 SHARDS = [(b, s) for b in sorted(config["benchmarks"]) for s in config["systems"]]
 IMPORTS = {item["name"]: item for item in config["imports"]}
+ATTRIBUTORS = config["attribution"]["attributors"] + [a["name"] for a in config["attribution"]["llm"]]
 # every dataset attribution and analysis cover: the built one and each import
 DATASETS = {"built": "results/dataset"} | {n: f"results/imports/{n}" for n in IMPORTS}
 
@@ -34,5 +35,5 @@ def import_source(wildcards):
 wildcard_constraints:
     benchmark="[a-z_]+",
     system="[a-z_]+",
-    attributor="[a-z_]+",
+    attributor="[a-z][a-z0-9_]*",
     dataset="[a-z][a-z0-9_]*",

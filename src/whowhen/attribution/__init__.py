@@ -8,12 +8,13 @@ import logging
 import polars as pl
 
 from whowhen.attribution.baselines import BASELINES, agent_steps
+from whowhen.attribution.llm import LLMAttributor, attribute_llm
 from whowhen.errors import WhowhenError
 from whowhen.schema import PREDICTIONS, to_arrow
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ATTRIBUTORS", "BASELINES", "attribute"]
+__all__ = ["ATTRIBUTORS", "BASELINES", "LLMAttributor", "attribute", "attribute_llm"]
 
 ATTRIBUTORS = tuple(BASELINES)
 
@@ -54,14 +55,36 @@ def attribute(runs: pl.DataFrame, steps: pl.DataFrame, attributor: str, seed: in
     return pl.from_arrow(to_arrow(rows, PREDICTIONS))
 
 
-def stage(params: dict, inputs: object, outputs: object, wildcards: object) -> None:
-    """Snakemake edge: one attributor over the labelled dataset."""
+def llm_attributors(attribution_cfg: dict) -> dict[str, LLMAttributor]:
+    """The configured LLM attributors by name."""
+    out = {}
+    for item in attribution_cfg.get("llm", []):
+        out[item["name"]] = LLMAttributor(
+            item["name"],
+            item["model"],
+            item.get("protocol", "all_at_once"),
+            item.get("with_gold_answer", False),
+            item.get("max_step_chars", 2000),
+        )
+    return out
+
+
+def stage(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> None:
+    """Snakemake edge: one attributor over one dataset (built or imported)."""
     from whowhen.schema import RUNS, STEPS, read_table, write_table
 
-    predictions = attribute(
-        read_table(inputs["runs"], RUNS),
-        read_table(inputs["steps"], STEPS),
-        wildcards["attributor"],
-        params["attribution"]["seed"],
-    )
+    runs = read_table(inputs["runs"], RUNS)
+    steps = read_table(inputs["steps"], STEPS)
+    name = wildcards["attributor"]
+    llm = llm_attributors(params["attribution"])
+    if name in llm:
+        from whowhen.models import make_client
+        from whowhen.taxonomy import load_taxonomy
+
+        client = make_client(llm[name].model, params["llm"], params["models"])
+        modes = [m.id for m in load_taxonomy(params["taxonomy"]).modes]
+        predictions = attribute_llm(runs, steps, llm[name], client, modes)
+        log.info("%s: model calls %s", name, client.stats.as_dict())
+    else:
+        predictions = attribute(runs, steps, name, params["attribution"]["seed"])
     write_table(predictions, PREDICTIONS, outputs["predictions"])
