@@ -66,6 +66,35 @@ def build_parser() -> argparse.ArgumentParser:
         "--attributor", required=True, help="one of: " + ", ".join(commands.attributor_names())
     )
     p.add_argument("--seed", type=int, default=0, help="seed of stochastic attributors")
+    llm = p.add_argument_group("LLM protocols (with --model)")
+    llm.add_argument(
+        "--model",
+        help="model id: openai/NAME, gemini/NAME or "
+        "openai-compatible/NAME (with --base-url); keys come from the environment",
+    )
+    llm.add_argument("--base-url", help="server URL for openai-compatible models or a proxy")
+    llm.add_argument(
+        "--structured-output",
+        default="json_schema",
+        choices=["json_schema", "json_object_schema", "json_object", "none"],
+        help="how this server takes a JSON schema (llama.cpp: json_object_schema)",
+    )
+    llm.add_argument(
+        "--with-gold-answer",
+        action="store_true",
+        help="show the task's correct answer to the attributor",
+    )
+    llm.add_argument("--name", help="attributor name in the outputs (default: PROTOCOL__MODEL)")
+    llm.add_argument(
+        "--cache-dir",
+        default=".cache/whowhen/responses",
+        help="response cache (reruns never pay twice)",
+    )
+    llm.add_argument("--max-concurrency", type=int, default=16)
+    llm.add_argument(
+        "--prices", default="config/prices.yaml", help="price table (USD per 1M tokens)"
+    )
+    llm.add_argument("--cost-limit", type=float, help="stop new calls past this many USD")
     p.set_defaults(func=commands.attribute_cmd)
 
     p = sub.add_parser("score", help="score every attributor run on a dataset")

@@ -16,8 +16,9 @@ from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, read_table, read_ta
 
 def attributor_names() -> list[str]:
     from whowhen.attribution import ATTRIBUTORS
+    from whowhen.attribution.llm import PROTOCOLS
 
-    return list(ATTRIBUTORS)
+    return [*ATTRIBUTORS, *(f"{p} (with --model)" for p in PROTOCOLS)]
 
 
 def format_table(frame: pl.DataFrame, digits: int = 3) -> str:
@@ -90,17 +91,56 @@ def export_cmd(args: argparse.Namespace) -> int:
 
 def attribute_cmd(args: argparse.Namespace) -> int:
     from whowhen.attribution import attribute
+    from whowhen.attribution.llm import PROTOCOLS
 
     tables = _load(args.data)
-    predictions = attribute(tables["runs"], tables["steps"], args.attributor, args.seed)
-    out = write_table(
-        predictions, PREDICTIONS, Path(args.data) / "predictions" / f"{args.attributor}.parquet"
-    )
+    if args.attributor in PROTOCOLS:
+        predictions, name = _attribute_llm(args, tables)
+    elif args.model:
+        raise WhowhenError(
+            f"--model goes with an LLM protocol ({', '.join(PROTOCOLS)}), "
+            f"not with {args.attributor!r}"
+        )
+    else:
+        name = args.attributor
+        predictions = attribute(tables["runs"], tables["steps"], name, args.seed)
+    out = write_table(predictions, PREDICTIONS, Path(args.data) / "predictions" / f"{name}.parquet")
     print(
-        f"{args.attributor}: {predictions.height} predictions "
-        f"({int((~predictions['parse_ok']).sum())} without an answer) -> {out}"
+        f"{name}: {predictions.height} predictions "
+        f"({int((~predictions['parse_ok']).sum())} without a usable answer) -> {out}"
     )
     return 0
+
+
+def _attribute_llm(
+    args: argparse.Namespace, tables: dict[str, pl.DataFrame]
+) -> tuple[pl.DataFrame, str]:
+    import re
+
+    from whowhen.attribution import LLMAttributor, attribute_llm
+    from whowhen.models import make_client
+
+    if not args.model:
+        raise WhowhenError(f"{args.attributor} needs --model")
+    name = args.name or re.sub(r"[^a-z0-9_]+", "_", f"{args.attributor}__{args.model}".lower())
+    registry = {args.model: {"structured_output": args.structured_output}}
+    if args.base_url:
+        registry[args.model]["base_url"] = args.base_url
+    llm = {
+        "cache_dir": args.cache_dir,
+        "max_concurrency": args.max_concurrency,
+        "cost_limit_usd": args.cost_limit,
+        "prices": args.prices,
+    }
+    client = make_client(args.model, llm, registry)
+    attributor = LLMAttributor(name, args.model, args.attributor, args.with_gold_answer)
+    predictions = attribute_llm(tables["runs"], tables["steps"], attributor, client)
+    stats = client.stats
+    print(
+        f"{args.model}: {stats.calls} calls, {stats.cache_hits} cache hits, "
+        f"{stats.retries} retries, {stats.failures} failed, ${stats.spent_usd:.4f} spent"
+    )
+    return predictions, name
 
 
 SCORING_NOTE = {

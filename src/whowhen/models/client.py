@@ -194,14 +194,15 @@ class ModelClient:
         start = time.monotonic()
         attempts = 0
         while True:
+            await limiter.acquire()
             if self.cost_limit_usd is not None and self.stats.spent_usd >= self.cost_limit_usd:
+                await limiter.release(False, None)
                 return self._failed(
                     f"cost_limit: ${self.cost_limit_usd} spent; call skipped",
                     attempts,
                     time.monotonic() - start,
                 )
             attempts += 1
-            await limiter.acquire()
             error: ProviderError | None = None
             try:
                 reply = await provider.call(request)

