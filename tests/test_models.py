@@ -191,3 +191,23 @@ def test_model_ids_and_keys(monkeypatch) -> None:
     monkeypatch.setenv("MY_KEY", "k")
     spec = parse_model("m", {"m": {"id": "openai/gpt-4.1", "api_key_env": "MY_KEY"}})
     assert spec.api_key() == "k" and spec.model_id == "openai/gpt-4.1"
+
+
+def test_batch_mode_submits_once_resumes_and_caches(tmp_path) -> None:
+    from whowhen.models.batch import BatchPending, BatchRunner
+
+    reqs = [_req(i) for i in range(6)]
+    with TestServer(Behaviour(batch_polls=3)) as srv:
+        first = BatchRunner(_client(srv, tmp_path), tmp_path / "state", poll_s=0.01, max_wait_s=0.0)
+        with pytest.raises(BatchPending, match="rerun to collect"):
+            first.complete(reqs)  # interrupted while the batch runs
+        resumed = BatchRunner(_client(srv, tmp_path), tmp_path / "state", poll_s=0.01)
+        results = resumed.complete(reqs)
+        assert [p for p, _ in srv.requests] == ["/v1/batches"]  # submitted once, no live call
+        assert all(r.ok and '"step": 1' in r.text for r in results)
+        live = _client(srv).complete(reqs[:1])[0]
+        assert results[0].cost_usd == pytest.approx(live.cost_usd / 2)  # batch price
+        again = BatchRunner(_client(srv, tmp_path), tmp_path / "state", poll_s=0.01)
+        again.complete(reqs)
+        assert again.stats.cache_hits == 6 and len(srv.requests) == 2
+    assert not list((tmp_path / "state").glob("*.json"))

@@ -78,10 +78,10 @@ def stage(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> None:
     name = wildcards["attributor"]
     llm = llm_attributors(params["attribution"])
     if name in llm:
-        from whowhen.models import make_client
+        from whowhen.models import make_runner
         from whowhen.taxonomy import load_taxonomy
 
-        client = make_client(llm[name].model, params["llm"], params["models"])
+        client = make_runner(llm[name].model, params["llm"], params["models"])
         modes = [m.id for m in load_taxonomy(params["taxonomy"]).modes]
         predictions = attribute_llm(runs, steps, llm[name], client, modes)
         log.info("%s: model calls %s", name, client.stats.as_dict())

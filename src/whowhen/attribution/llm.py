@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from whowhen.attribution.baselines import agent_steps
-from whowhen.models import ChatRequest, ChatResult, Message, ModelClient, Settings
+from whowhen.models import ChatRequest, ChatResult, Message, Settings
 from whowhen.schema import PREDICTIONS, to_arrow
 
 log = logging.getLogger(__name__)
@@ -173,10 +173,11 @@ def attribute_llm(
     runs: pl.DataFrame,
     steps: pl.DataFrame,
     attributor: LLMAttributor,
-    client: ModelClient,
+    client: Any,
     modes: list[str] | None = None,
 ) -> pl.DataFrame:
-    """One prediction per run; calls run concurrently through `client`."""
+    """One prediction per run. `client` is a ModelClient (concurrent live calls) or a
+    BatchRunner (OpenAI Batch API): both have `complete(requests)` and `stats`."""
     modes = modes or []
     candidates = agent_steps(steps)
     by_run = {k[0]: f for k, f in steps.group_by("run_id")}

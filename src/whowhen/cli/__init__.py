@@ -95,6 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--prices", default="config/prices.yaml", help="price table (USD per 1M tokens)"
     )
     llm.add_argument("--cost-limit", type=float, help="stop new calls past this many USD")
+    llm.add_argument(
+        "--batch",
+        action="store_true",
+        help="use the OpenAI Batch API (half "
+        "price); rerun the same command to resume an unfinished batch",
+    )
+    llm.add_argument("--batch-poll", type=float, default=30.0, metavar="SECONDS")
     p.set_defaults(func=commands.attribute_cmd)
 
     p = sub.add_parser("score", help="score every attributor run on a dataset")

@@ -118,7 +118,7 @@ def _attribute_llm(
     import re
 
     from whowhen.attribution import LLMAttributor, attribute_llm
-    from whowhen.models import make_client
+    from whowhen.models import make_runner
 
     if not args.model:
         raise WhowhenError(f"{args.attributor} needs --model")
@@ -131,8 +131,10 @@ def _attribute_llm(
         "max_concurrency": args.max_concurrency,
         "cost_limit_usd": args.cost_limit,
         "prices": args.prices,
+        "batch": args.batch,
+        "batch_poll_s": args.batch_poll,
     }
-    client = make_client(args.model, llm, registry)
+    client = make_runner(args.model, llm, registry)
     attributor = LLMAttributor(name, args.model, args.attributor, args.with_gold_answer)
     predictions = attribute_llm(tables["runs"], tables["steps"], attributor, client)
     stats = client.stats

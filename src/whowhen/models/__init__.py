@@ -49,6 +49,8 @@ LLM_DEFAULTS: dict[str, Any] = {
     "timeout_s": 60.0,
     "cost_limit_usd": None,
     "progress": True,
+    "batch": False,
+    "batch_poll_s": 30.0,
 }
 
 
@@ -72,3 +74,20 @@ def make_client(
         cost_limit_usd=cfg["cost_limit_usd"],
         progress=cfg["progress"],
     )
+
+
+def make_runner(
+    model: str,
+    llm: dict[str, Any] | None = None,
+    registry: dict[str, dict[str, Any]] | None = None,
+    root: str | Path = ".",
+) -> Any:
+    """A live client, or a Batch API runner when `llm.batch` is set (same interface)."""
+    cfg = {**LLM_DEFAULTS, **(llm or {})}
+    client = make_client(model, cfg, registry, root)
+    if not cfg["batch"]:
+        return client
+    from whowhen.models.batch import BatchRunner
+
+    state = Path(root) / (cfg["cache_dir"] or ".cache/whowhen/responses") / "batches"
+    return BatchRunner(client, state, poll_s=cfg["batch_poll_s"])

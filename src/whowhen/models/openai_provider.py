@@ -44,6 +44,43 @@ def to_messages(request: ChatRequest) -> list[dict[str, Any]]:
     return out
 
 
+def request_body(spec: ModelSpec, request: ChatRequest) -> dict[str, Any]:
+    """The Chat Completions body; shared by live calls and Batch API input lines."""
+    body: dict[str, Any] = {
+        "model": spec.name,
+        "messages": to_messages(request),
+        "temperature": request.settings.temperature,
+        "max_tokens": request.settings.max_tokens,
+    }
+    if request.settings.top_p is not None:
+        body["top_p"] = request.settings.top_p
+    if request.settings.seed is not None:
+        body["seed"] = request.settings.seed
+    fmt = response_format(spec, request.schema)
+    if fmt is not None:
+        body["response_format"] = fmt
+    return body
+
+
+def reply_from_completion(data: dict[str, Any]) -> Reply:
+    """A Chat Completion (as a dict) -> Reply; a wrong shape is a `malformed` fault."""
+    try:
+        choice = data["choices"][0]
+        usage = data.get("usage") or {}
+        details = usage.get("prompt_tokens_details") or {}
+        return Reply(
+            choice["message"].get("content") or "",
+            Usage(
+                usage.get("prompt_tokens") or 0,
+                usage.get("completion_tokens") or 0,
+                details.get("cached_tokens") or 0,
+            ),
+            choice.get("finish_reason"),
+        )
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise ProviderError("malformed", f"unexpected response shape ({exc!r})") from None
+
+
 class OpenAIProvider:
     def __init__(self, spec: ModelSpec, timeout_s: float) -> None:
         self.spec = spec
@@ -52,21 +89,8 @@ class OpenAIProvider:
         )
 
     async def call(self, request: ChatRequest) -> Reply:
-        kwargs: dict[str, Any] = {
-            "model": self.spec.name,
-            "messages": to_messages(request),
-            "temperature": request.settings.temperature,
-            "max_tokens": request.settings.max_tokens,
-        }
-        if request.settings.top_p is not None:
-            kwargs["top_p"] = request.settings.top_p
-        if request.settings.seed is not None:
-            kwargs["seed"] = request.settings.seed
-        fmt = response_format(self.spec, request.schema)
-        if fmt is not None:
-            kwargs["response_format"] = fmt
         try:
-            resp = await self._client.chat.completions.create(**kwargs)
+            resp = await self._client.chat.completions.create(**request_body(self.spec, request))
         except openai.RateLimitError as exc:
             raise ProviderError(
                 "rate_limit",
@@ -90,19 +114,7 @@ class OpenAIProvider:
             ) from None
         except (openai.APIResponseValidationError, ValueError) as exc:
             raise ProviderError("malformed", _short(exc)) from None
-        try:
-            choice = resp.choices[0]
-            text = choice.message.content
-            usage = resp.usage
-            details = getattr(usage, "prompt_tokens_details", None)
-            cached = getattr(details, "cached_tokens", 0) or 0
-            return Reply(
-                text or "",
-                Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, cached),
-                choice.finish_reason,
-            )
-        except (AttributeError, IndexError, TypeError) as exc:
-            raise ProviderError("malformed", f"unexpected response shape ({exc})") from None
+        return reply_from_completion(resp.model_dump())
 
     async def close(self) -> None:
         await self._client.close()

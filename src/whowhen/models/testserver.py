@@ -13,6 +13,7 @@ header is checked to be present but never stored.
 from __future__ import annotations
 
 import argparse
+import email.policy
 import json
 import random
 import re
@@ -20,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -58,6 +60,7 @@ class Behaviour:
     seed: int = 0
     responder: Responder = attribution_responder
     script: list[str] = field(default_factory=list)  # forced faults for the next calls, in order
+    batch_polls: int = 1  # polls that see a batch `in_progress` before it completes
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -80,15 +83,33 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self) -> None:
+        srv = self.server
         if self.path.rstrip("/").endswith("/models"):
-            self._send(200, {"object": "list", "data": [{"id": "mock", "object": "model"}]})
-        else:
-            self._send(404, {"error": {"message": "not found"}})
+            return self._send(200, {"object": "list", "data": [{"id": "mock", "object": "model"}]})
+        match = re.search(r"/v1/batches/([\w-]+)$", self.path)
+        if match and match.group(1) in srv.batches:
+            return self._send(200, srv.poll_batch(match.group(1)))
+        match = re.search(r"/v1/files/([\w-]+)/content$", self.path)
+        if match and match.group(1) in srv.files:
+            data = srv.files[match.group(1)]
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return None
+        return self._send(404, {"error": {"message": "not found"}})
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"{}")
+        raw = self.rfile.read(length)
         srv = self.server
+        if self.path.endswith("/v1/files"):
+            return self._send(200, srv.add_file(self.headers.get("Content-Type", ""), raw))
+        body = json.loads(raw or b"{}")
+        if self.path.endswith("/v1/batches"):
+            srv.count(self.path, None, body)
+            return self._send(200, srv.create_batch(body, self))
         authorized = bool(self.headers.get("Authorization") or self.headers.get("x-goog-api-key"))
         fault = srv.next_fault()
         srv.count(self.path, fault, body)
@@ -112,6 +133,9 @@ class _Handler(BaseHTTPRequestHandler):
         if ":generateContent" in self.path:
             return self._send(200, self._gemini(body))
         return self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+    def chat(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self._chat(body)
 
     def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
         prompt = "\n".join(
@@ -187,6 +211,8 @@ class TestServer(ThreadingHTTPServer):
         self._lock = threading.Lock()
         self.requests: list[tuple[str, str | None]] = []
         self.bodies: list[dict[str, Any]] = []  # request bodies (headers are never kept)
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
         self._thread: threading.Thread | None = None
 
     @property
@@ -210,6 +236,81 @@ class TestServer(ThreadingHTTPServer):
         with self._lock:
             self.requests.append((path, fault))
             self.bodies.append(body)
+
+    def add_file(self, content_type: str, raw: bytes) -> dict[str, Any]:
+        """Store an uploaded multipart file (the Batch API's input JSONL)."""
+        message = BytesParser(policy=email.policy.HTTP).parsebytes(
+            f"Content-Type: {content_type}\r\n\r\n".encode() + raw
+        )
+        data = b""
+        for part in message.iter_parts():
+            if part.get_param("name", header="content-disposition") == "file":
+                data = part.get_payload(decode=True) or b""
+        with self._lock:
+            file_id = f"file-{len(self.files) + 1}"
+            self.files[file_id] = data
+        return {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(data),
+            "created_at": 0,
+            "filename": "batch.jsonl",
+            "purpose": "batch",
+            "status": "processed",
+        }
+
+    def create_batch(self, body: dict[str, Any], handler: _Handler) -> dict[str, Any]:
+        """Answer every line now; report `in_progress` for `batch_polls` polls first."""
+        lines = self.files[body["input_file_id"]].decode().splitlines()
+        out = []
+        for line in filter(None, lines):
+            item = json.loads(line)
+            out.append(
+                json.dumps(
+                    {
+                        "id": f"resp-{len(out)}",
+                        "custom_id": item["custom_id"],
+                        "response": {
+                            "status_code": 200,
+                            "request_id": "r",
+                            "body": handler.chat(item["body"]),
+                        },
+                        "error": None,
+                    }
+                )
+            )
+        with self._lock:
+            batch_id = f"batch-{len(self.batches) + 1}"
+            out_id = f"file-out-{batch_id}"
+            self.files[out_id] = ("\n".join(out) + "\n").encode()
+            self.batches[batch_id] = {
+                "id": batch_id,
+                "object": "batch",
+                "endpoint": body["endpoint"],
+                "input_file_id": body["input_file_id"],
+                "completion_window": "24h",
+                "created_at": 0,
+                "status": "in_progress",
+                "output_file_id": None,
+                "request_counts": {"total": len(out), "completed": 0, "failed": 0},
+                "_polls_left": self.behaviour.batch_polls,
+                "_output": out_id,
+            }
+            return self._public(self.batches[batch_id])
+
+    def poll_batch(self, batch_id: str) -> dict[str, Any]:
+        with self._lock:
+            batch = self.batches[batch_id]
+            if batch["_polls_left"] > 0:
+                batch["_polls_left"] -= 1
+            else:
+                batch.update(status="completed", output_file_id=batch["_output"])
+                batch["request_counts"]["completed"] = batch["request_counts"]["total"]
+            return self._public(batch)
+
+    @staticmethod
+    def _public(batch: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in batch.items() if not k.startswith("_")}
 
     @property
     def completed(self) -> int:
