@@ -58,6 +58,11 @@ def test_parse_answer_normalises(text, expected) -> None:
     assert parse_answer(text, ["solver", "verifier"], [1, 3, 5]) == expected
 
 
+def test_unknown_mode_is_dropped_not_fatal() -> None:
+    text = '{"agent": "solver", "step": 1, "mode": "vibes", "reason": "r"}'
+    assert parse_answer(text, ["solver"], [1], ["reasoning.wrong_operand"])[2] is None
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [

@@ -128,6 +128,7 @@ def parse_answer(
     text: str,
     agents: list[str],
     steps: list[int],
+    modes: list[str] | None = None,
 ) -> tuple[str, int, str | None, str]:
     """(agent, step, mode, reason) from a model answer, normalising common drift
     ("Orchestrator (thought)", "Step 5", different case)."""
@@ -150,7 +151,7 @@ def parse_answer(
     return (
         agent,
         step,
-        mode if isinstance(mode, str) and mode else None,
+        mode if isinstance(mode, str) and mode and (not modes or mode in modes) else None,
         str(data.get("reason") or ""),
     )
 
@@ -194,7 +195,7 @@ def attribute_llm(
     outcome: dict[str, tuple[list[ChatResult], Any]] = {}
     retry: list[int] = []
     for i, ((run_id, _, agents, cand_steps), res) in enumerate(zip(items, first, strict=True)):
-        outcome[run_id] = ([res], _try_parse(res, agents, cand_steps))
+        outcome[run_id] = ([res], _try_parse(res, agents, cand_steps, modes))
         if res.ok and isinstance(outcome[run_id][1], ParseError):
             retry.append(i)
     if retry:
@@ -206,7 +207,10 @@ def attribute_llm(
         )
         for i, res in zip(retry, repairs, strict=True):
             run_id, _, agents, cand_steps = items[i]
-            outcome[run_id] = (outcome[run_id][0] + [res], _try_parse(res, agents, cand_steps))
+            outcome[run_id] = (
+                outcome[run_id][0] + [res],
+                _try_parse(res, agents, cand_steps, modes),
+            )
     rows = [_row(attributor.name, run_id, *outcome[run_id]) for run_id, *_ in items]
     ok = sum(r["parse_ok"] for r in rows)
     log.info(
@@ -220,11 +224,11 @@ def attribute_llm(
     return pl.from_arrow(to_arrow(rows, PREDICTIONS))
 
 
-def _try_parse(res: ChatResult, agents: list[str], steps: list[int]) -> Any:
+def _try_parse(res: ChatResult, agents: list[str], steps: list[int], modes: list[str]) -> Any:
     if not res.ok:
         return ParseError(f"call failed: {res.error}")
     try:
-        return parse_answer(res.text or "", agents, steps)
+        return parse_answer(res.text or "", agents, steps, modes)
     except ParseError as exc:
         return exc
 

