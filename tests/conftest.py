@@ -21,6 +21,7 @@ TINY: dict[str, Any] = {
     "continuation": {"max_steps": 80, "train_fraction": 0.5, "split_seed": 3},
     "attribution": {"seed": 11, "attributors": ["random", "first_agent_step", "last_agent_step"]},
     "imports": [],
+    "agents": {"model": None},
     "models": {},
     "llm": {"progress": False},
     "analysis": {"tolerance": 2},

@@ -133,3 +133,10 @@ def test_funnel_metrics_figure_and_report(tmp_path) -> None:
     html = render_report(m, acc, fun, expected, fig, "tiny")
     assert "data:image/png;base64," in html and "<table>" in html and "66.7%" in html
     assert "step_acc_substring" in html and "expected_step_acc" in html
+
+
+def test_figure_with_perfect_accuracy(tmp_path) -> None:
+    # p = 1: the Wilson upper bound equals 1 up to rounding; error bars must not go negative
+    acc = accuracy(LABELS, _preds("p", ["x", "x", "y", "y"], [1, 10, 3, 5]), RUNS, 0)
+    assert _row(acc)["step_acc"] == 1.0
+    assert accuracy_figure(acc, tmp_path / "f.png").exists()

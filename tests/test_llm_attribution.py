@@ -160,28 +160,44 @@ def _files(root: Path) -> list[Path]:
 
 
 def test_pipeline_with_llm_profile_reruns_free_and_leaks_no_key(tmp_path) -> None:
+    """Every LLM role at once (agent policy, annotator, error generator, attributor)."""
     config = json.loads(json.dumps(TINY))
     with TestServer() as srv:
         config["models"] = {"mock": {"id": "openai-compatible/mock", "base_url": srv.url}}
+        config["systems"] = ["react", "llm_react"]
+        config["agents"] = {"model": "mock"}
+        config["taxonomy"]["annotator"] = "mock"
+        config["injection"]["generator"] = "mock"
         config["attribution"]["llm"] = [{"name": "mock_aao", "model": "mock"}]
         config["llm"] = {"progress": False, "max_concurrency": 8}
         project = make_project(tmp_path / "proj", config)
-        env_key = {"OPENAI_COMPATIBLE_API_KEY": SECRET}
-        os.environ.update(env_key)
+        os.environ["OPENAI_COMPATIBLE_API_KEY"] = SECRET
         try:
             proc = snakemake(project, "--cores", "2")
             assert proc.returncode == 0, proc.stderr[-3000:]
             calls = len(srv.requests)
             assert calls > 0
-            proc = snakemake(project, "--cores", "2", "--forcerun", "attribution")
+            proc = snakemake(project, "--cores", "2", "--forceall")
             assert proc.returncode == 0, proc.stderr[-3000:]
             assert len(srv.requests) == calls, "the second run made new model calls"
         finally:
             os.environ.pop("OPENAI_COMPATIBLE_API_KEY")
     metrics = json.loads((project / "results/metrics.json").read_text())
     assert metrics["attribution"]["mock_aao/all/all"]["n"] > 0
+    assert metrics["dataset"]["by_system"]["llm_react"] > 0
+    rollouts = pl.read_parquet(project / "results/rollouts/arithmetic/llm_react/runs.parquet")
+    assert (rollouts["policy"] == "openai-compatible/mock").all() and rollouts["success"].all()
+    injections = pl.read_parquet(project / "results/injection/arithmetic/react/injections.parquet")
+    assert injections.height > 0  # written by the LLM error generator
+    cont = pl.read_parquet(project / "results/dataset/continuations.parquet")
+    assert cont["prefix_exact"].all()
     preds = pl.read_parquet(project / "results/predictions/built/mock_aao.parquet")
     assert preds["parse_ok"].all() and (preds["cost_usd"] > 0).all()
+    annotations = pl.read_parquet(project / "results/taxonomy/annotations.parquet")
+    overview = pl.read_parquet(project / "results/taxonomy/mode_overview.parquet")
+    failed = pl.read_parquet(project / "results/rollouts/arithmetic/react/runs.parquet")
+    assert annotations.height == (~failed["success"]).sum()
+    assert overview.height > 0 or annotations.height == 0
     scanned = _files(project)
     assert len(scanned) > 50 and any(".cache" in str(p) for p in scanned)
     for path in scanned:

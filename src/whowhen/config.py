@@ -58,6 +58,8 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
                 path=source,
                 field=f"attribution.llm.{i}.name",
             )
+    if "llm_react" in config["systems"] and not config["agents"]["model"]:
+        raise WhowhenError("system llm_react needs a model", path=source, field="agents.model")
     names = [item["name"] for item in config["imports"]]
     for i, name in enumerate(names):
         if names.index(name) != i:

@@ -42,15 +42,22 @@ COMMON_CODE = [
 ]
 STAGE_CODE = {
     "rollouts": [
+        "src/whowhen/models",
         "src/whowhen/rollouts.py",
         "src/whowhen/runtime",
         "src/whowhen/benchmarks",
         "src/whowhen/agents",
         "src/whowhen/injection/operators.py",
     ],
-    "taxonomy": ["src/whowhen/taxonomy.py", "config/taxonomy.yaml"],
-    "injection": ["src/whowhen/injection", "src/whowhen/agents"],
+    "taxonomy": [
+        "src/whowhen/taxonomy.py",
+        "config/taxonomy.yaml",
+        "src/whowhen/models",
+        "src/whowhen/attribution/llm.py",
+    ],
+    "injection": ["src/whowhen/injection", "src/whowhen/agents", "src/whowhen/models"],
     "continuation": [
+        "src/whowhen/models",
         "src/whowhen/continuation.py",
         "src/whowhen/runtime",
         "src/whowhen/benchmarks",
@@ -61,10 +68,10 @@ STAGE_CODE = {
     "analysis": ["src/whowhen/analysis", "workflow/report"],
 }
 STAGE_PARAMS = {
-    "rollouts": ["seed", "benchmarks", "systems", "rollouts"],
-    "taxonomy": ["taxonomy"],
-    "injection": ["injection"],
-    "continuation": ["seed", "benchmarks", "continuation"],
+    "rollouts": ["seed", "benchmarks", "systems", "rollouts", "agents", "models", "llm"],
+    "taxonomy": ["taxonomy", "models", "llm"],
+    "injection": ["injection", "models", "llm"],
+    "continuation": ["seed", "benchmarks", "continuation", "agents", "models", "llm"],
     "imports": ["imports"],
     "attribution": ["attribution", "models", "llm"],
     "analysis": ["analysis"],

@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.agents import make_system
+from whowhen.agents import agent_client, make_system
 from whowhen.benchmarks import get_benchmark
 from whowhen.injection import random_slip
 from whowhen.runtime import run_episode
@@ -30,13 +30,16 @@ def run_rollouts(
     seed: int,
     slip_rate: float,
     max_steps: int,
+    client: Any = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """All rollouts of `system` on `benchmark`: (runs, steps). Pure given its arguments."""
     bench = get_benchmark(benchmark)
     tasks = bench.make_tasks(bench_cfg, seed)
     runs, steps = [], []
     for i, task in enumerate(tasks, start=1):
-        agent = make_system(system, benchmark, slip_rate=slip_rate, seed=seed, slip=random_slip)
+        agent = make_system(
+            system, benchmark, slip_rate=slip_rate, seed=seed, slip=random_slip, client=client
+        )
         env = bench.make_env(task)
         episode = run_episode(env, agent, max_steps)
         run_id = rollout_id(benchmark, task.task_id, system, agent.policy, seed, slip_rate)
@@ -76,6 +79,15 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         params["seed"],
         params["rollouts"]["slip_rate"],
         params["rollouts"]["max_steps"],
+        client=_client_for(wildcards["system"], params),
     )
     write_table(runs, RUNS, outputs["runs"])
     write_table(steps, STEPS, outputs["steps"])
+
+
+def _client_for(system: str, params: dict[str, Any]) -> Any:
+    from whowhen.agents import LLM_SYSTEMS
+
+    if system not in LLM_SYSTEMS:
+        return None
+    return agent_client(params.get("agents"), params.get("llm"), params.get("models"))

@@ -219,6 +219,15 @@ OVERVIEW = TableSpec(
     key=("benchmark", "system"),
 )
 
+MODE_OVERVIEW = TableSpec(
+    "mode_overview",
+    pa.schema(
+        [("benchmark", _STR), ("system", _STR), ("mode", _STR), ("count", _INT), ("share", _F64)]
+    ),
+    required=("benchmark", "system", "mode", "count"),
+    key=("benchmark", "system", "mode"),
+)
+
 TABLES: dict[str, TableSpec] = {
     t.name: t for t in (RUNS, STEPS, LABELS, INJECTIONS, CONTINUATIONS, PREDICTIONS, OVERVIEW)
 }

@@ -17,7 +17,16 @@ import yaml
 
 from whowhen.errors import WhowhenError
 from whowhen.io import write_text
-from whowhen.schema import OVERVIEW, RUNS, read_tables, write_table
+from whowhen.schema import (
+    MODE_OVERVIEW,
+    OVERVIEW,
+    PREDICTIONS,
+    RUNS,
+    STEPS,
+    empty,
+    read_tables,
+    write_table,
+)
 
 TAXONOMY_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -138,9 +147,49 @@ def failure_overview(runs: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def mode_overview(annotations: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
+    """Counts and shares of annotated modes among natural failures, per (benchmark, system)."""
+    joined = annotations.filter(pl.col("mode").is_not_null()).join(
+        runs.select("run_id", "benchmark", "system"), on="run_id"
+    )
+    return (
+        joined.group_by("benchmark", "system", "mode")
+        .agg(pl.len().cast(pl.Int64).alias("count"))
+        .with_columns(
+            (pl.col("count") / pl.col("count").sum().over("benchmark", "system")).alias("share")
+        )
+        .sort("benchmark", "system", "mode")
+    )
+
+
+def annotate_failures(
+    runs: pl.DataFrame, steps: pl.DataFrame, taxonomy: Taxonomy, client: Any
+) -> pl.DataFrame:
+    """LLM annotator: the decisive agent, step and mode of each failed rollout, with the
+    taxonomy (ids and definitions) in the prompt and the mode constrained to it."""
+    from whowhen.attribution.llm import LLMAttributor, attribute_llm
+
+    failed = runs.filter(~pl.col("success"))
+    annotator = LLMAttributor(f"annotator:{client.spec.model_id}", client.spec.model_id)
+    modes = {m.id: m.definition for m in taxonomy.modes}
+    return attribute_llm(failed, steps, annotator, client, modes)
+
+
 def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
-    """Snakemake edge: validated taxonomy copy plus the natural-failure overview."""
+    """Snakemake edge: validated taxonomy copy, the natural-failure overview, and (with an
+    annotator model) mode annotations of the natural failures and their mode overview."""
     taxonomy = load_taxonomy(inputs["taxonomy"])
     write_text(outputs["taxonomy"], yaml.safe_dump(taxonomy.to_dict(), sort_keys=False))
     runs = read_tables(list(inputs["runs"]), RUNS)
     write_table(failure_overview(runs), OVERVIEW, outputs["overview"])
+    annotations = empty(PREDICTIONS)
+    model = params["taxonomy"].get("annotator")
+    if model:
+        from whowhen.models import make_client
+
+        client = make_client(model, {**params["llm"], "progress": False}, params["models"])
+        annotations = annotate_failures(
+            runs, read_tables(list(inputs["steps"]), STEPS), taxonomy, client
+        )
+    write_table(annotations, PREDICTIONS, outputs["annotations"])
+    write_table(mode_overview(annotations, runs), MODE_OVERVIEW, outputs["mode_overview"])

@@ -14,6 +14,9 @@ rule continuation:
         bench=bench_config,
         seed=config["seed"],
         continuation=config["continuation"],
+        agents=config["agents"],
+        models=config["models"],
+        llm=config["llm"],
     log:
         "logs/continuation/{benchmark}/{system}.log",
     conda:

@@ -10,6 +10,8 @@ rule injection:
         injections="results/injection/{benchmark}/{system}/injections.parquet",
     params:
         injection=config["injection"],
+        models=config["models"],
+        llm=config["llm"],
     log:
         "logs/injection/{benchmark}/{system}.log",
     conda:

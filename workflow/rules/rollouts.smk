@@ -9,6 +9,9 @@ rule rollouts:
         bench=bench_config,
         seed=config["seed"],
         rollouts=config["rollouts"],
+        agents=config["agents"],
+        models=config["models"],
+        llm=config["llm"],
     log:
         "logs/rollouts/{benchmark}/{system}.log",
     conda:

@@ -43,7 +43,7 @@ def accuracy_figure(
             ax.errorbar(
                 x,
                 bar.get_height(),
-                yerr=[[bar.get_height() - lo], [hi - bar.get_height()]],
+                yerr=[[max(0.0, bar.get_height() - lo)], [max(0.0, hi - bar.get_height())]],
                 color="black",
                 capsize=3,
                 lw=1,

@@ -77,15 +77,18 @@ def build_request(
     run: dict[str, Any],
     steps: pl.DataFrame,
     agents: list[str],
-    modes: list[str],
+    modes: list[str] | dict[str, str],
 ) -> ChatRequest:
+    """`modes` is a list of mode ids, or {id: definition} to put the taxonomy in the prompt."""
     parts = []
     if run.get("question"):
         parts.append(f"Task: {run['question']}")
     if attributor.with_gold_answer and run.get("gold_answer") is not None:
         parts.append(f"Correct answer: {run['gold_answer']}")
     parts.append(f"Agents: {', '.join(agents)}")
-    if modes:
+    if isinstance(modes, dict) and modes:
+        parts.append("Failure modes:\n" + "\n".join(f"- {k}: {v}" for k, v in modes.items()))
+    elif modes:
         parts.append(f"Failure modes: {', '.join(modes)}")
     parts.append("Trajectory:\n" + render_steps(steps, attributor.max_step_chars))
     parts.append(
@@ -93,7 +96,7 @@ def build_request(
     )
     return ChatRequest(
         (Message.text("system", SYSTEM), Message.text("user", "\n\n".join(parts))),
-        schema=answer_schema(agents, modes),
+        schema=answer_schema(agents, list(modes)),
         settings=Settings(temperature=0.0, max_tokens=400, seed=0),
         tag=run["run_id"],
     )
@@ -175,11 +178,12 @@ def attribute_llm(
     steps: pl.DataFrame,
     attributor: LLMAttributor,
     client: Any,
-    modes: list[str] | None = None,
+    modes: list[str] | dict[str, str] | None = None,
 ) -> pl.DataFrame:
     """One prediction per run. `client` is a ModelClient (concurrent live calls) or a
     BatchRunner (OpenAI Batch API): both have `complete(requests)` and `stats`."""
     modes = modes or []
+    mode_ids = list(modes)
     candidates = agent_steps(steps)
     by_run = {k[0]: f for k, f in steps.group_by("run_id")}
     cand_by_run = {k[0]: f for k, f in candidates.group_by("run_id")}
@@ -195,7 +199,7 @@ def attribute_llm(
     outcome: dict[str, tuple[list[ChatResult], Any]] = {}
     retry: list[int] = []
     for i, ((run_id, _, agents, cand_steps), res) in enumerate(zip(items, first, strict=True)):
-        outcome[run_id] = ([res], _try_parse(res, agents, cand_steps, modes))
+        outcome[run_id] = ([res], _try_parse(res, agents, cand_steps, mode_ids))
         if res.ok and isinstance(outcome[run_id][1], ParseError):
             retry.append(i)
     if retry:
@@ -209,7 +213,7 @@ def attribute_llm(
             run_id, _, agents, cand_steps = items[i]
             outcome[run_id] = (
                 outcome[run_id][0] + [res],
-                _try_parse(res, agents, cand_steps, modes),
+                _try_parse(res, agents, cand_steps, mode_ids),
             )
     rows = [_row(attributor.name, run_id, *outcome[run_id]) for run_id, *_ in items]
     ok = sum(r["parse_ok"] for r in rows)

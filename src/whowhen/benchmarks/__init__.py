@@ -18,6 +18,7 @@ class Benchmark:
     category: str
     make_tasks: Callable[[dict[str, Any], int], list[Any]]
     make_env: Callable[[Any], Environment]
+    tools: tuple[dict[str, Any], ...] = ()
 
 
 def _arithmetic_tasks(cfg: dict[str, Any], seed: int) -> list[arithmetic.Task]:
@@ -33,6 +34,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         arithmetic.CATEGORY,
         _arithmetic_tasks,
         arithmetic.ArithmeticEnv,
+        arithmetic.TOOL_SPECS,
     ),
 }
 

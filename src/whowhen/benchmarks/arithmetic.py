@@ -20,6 +20,30 @@ BENCHMARK = "arithmetic"
 MODALITY = "text"
 CATEGORY = "stem"
 TOOLS = ("calculator", "final_answer")
+TOOL_SPECS = (
+    {
+        "name": "calculator",
+        "description": "Evaluate an arithmetic expression (+ - * / and "
+        "parentheses) and return the number.",
+        "parameters": {
+            "type": "object",
+            "required": ["expression"],
+            "additionalProperties": False,
+            "properties": {"expression": {"type": "string"}},
+        },
+    },
+    {
+        "name": "final_answer",
+        "description": "Give the final answer and end the task.",
+        "parameters": {
+            "type": "object",
+            "required": ["answer"],
+            "additionalProperties": False,
+            "properties": {"answer": {"type": "string"}},
+        },
+    },
+)
+"""Tool schemas (JSON Schema parameters), for LLM policies: native tool calls or text."""
 
 NAMES = ("Ava", "Ben", "Chloe", "Dev", "Elif", "Femi", "Grace", "Hiro", "Ines", "Jon")
 ITEMS = ("apples", "stickers", "marbles", "coins", "books", "shells", "cards", "pencils")

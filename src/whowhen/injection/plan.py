@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
@@ -12,12 +13,23 @@ import polars as pl
 from whowhen.injection.operators import OPERATORS
 from whowhen.runtime import Action
 from whowhen.schema import INJECTIONS, NON_AGENT_ACTORS, stable_id, to_arrow
-from whowhen.taxonomy import Taxonomy
+from whowhen.taxonomy import Mode, Taxonomy
 
 
 def _action(row: dict[str, Any]) -> Action:
     args = json.loads(row["tool_args"]) if row["tool_args"] else None
     return Action(row["actor"], row["content"], row["tool"], args)
+
+
+Generator = Callable[[Action, Mode, list[dict[str, Any]], random.Random], Action | None]
+"""(original action, mode, the steps before it, rng) -> a replacement, or None if it cannot."""
+
+
+def programmatic(
+    original: Action, mode: Mode, context: list[dict[str, Any]], rng: random.Random
+) -> Action | None:
+    """The mode's programmatic operator (no model call)."""
+    return OPERATORS[mode.id](original, rng)
 
 
 def candidate_steps(steps: pl.DataFrame, taxonomy: Taxonomy) -> pl.DataFrame:
@@ -37,6 +49,7 @@ def plan_injections(
     seed: int,
     per_run: int,
     modes: list[str] | None = None,
+    generator: Generator = programmatic,
 ) -> pl.DataFrame:
     """Up to `per_run` distinct (step, mode) injections per successful run.
 
@@ -68,7 +81,12 @@ def plan_injections(
                 break
             for s, mode in by_step[step]:
                 original = _action(s)
-                replacement = OPERATORS[mode.id](original, rng)
+                context = (
+                    steps.filter((pl.col("run_id") == run["run_id"]) & (pl.col("step") < step))
+                    .sort("step")
+                    .to_dicts()
+                )
+                replacement = generator(original, mode, context, rng)
                 if replacement is None or replacement == original:
                     continue
                 rows.append(

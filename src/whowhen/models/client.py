@@ -167,7 +167,7 @@ class ModelClient:
                 close = getattr(provider, "close", None)
                 if close is not None:
                     await close()
-        log.info("%s: %d requests, %s", self.spec.model_id, len(requests), self.stats.as_dict())
+        log.debug("%s: %d requests, %s", self.spec.model_id, len(requests), self.stats.as_dict())
         return [r for r in results if r is not None]
 
     def _result(self, reply: Reply, *, cached: bool, latency: float, attempts: int) -> ChatResult:

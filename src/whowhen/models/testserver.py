@@ -33,21 +33,66 @@ _STEP_LINE = re.compile(r"^\[\s*(\d+)\] ([^\s(:]+)", re.M)
 def attribution_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     """Name the first agent step listed in the prompt (a deterministic stand-in model)."""
     agents = None
-    if schema:
-        agents = schema.get("properties", {}).get("agent", {}).get("enum")
+    props = (schema or {}).get("properties", {})
+    agents = props.get("agent", {}).get("enum")
+    mode = next((m for m in props.get("mode", {}).get("enum") or [] if m), None)
     for step, actor in _STEP_LINE.findall(prompt):
         if actor != "user" and (agents is None or actor in agents):
             return json.dumps(
                 {
                     "agent": actor,
                     "step": int(step),
-                    "mode": None,
+                    "mode": mode,
                     "reason": f"{actor} acts first at step {step}.",
                 }
             )
     return json.dumps(
         {"agent": (agents or ["unknown"])[0], "step": 0, "mode": None, "reason": "no step found"}
     )
+
+
+_OBS = re.compile(r"^Observation \(calculator\): (\S+)", re.M)
+
+
+def agent_responder(prompt: str, schema: dict[str, Any] | None) -> str:
+    """Play the arithmetic agent through the text action protocol, reading only the prompt:
+    the problem, and the calculator observations so far (a wrong one propagates)."""
+    from whowhen.agents.arithmetic import calc_action
+    from whowhen.benchmarks.arithmetic import parse_problem
+
+    problem = prompt.split("Problem: ", 1)[-1].split("\n", 1)[0]
+    start, ops = parse_problem(problem)
+    observations = _OBS.findall(prompt)
+    total = observations[-1] if observations else str(start)
+    if len(observations) >= len(ops):
+        return (
+            f"Thought: All operations are done; the answer is {total}.\n"
+            f'Action: final_answer({{"answer": "{total}"}})'
+        )
+    op, n = ops[len(observations)]
+    action = calc_action("assistant", op, total, str(n))
+    return f"Thought: {action.content}\nAction: calculator({json.dumps(action.tool_args)})"
+
+
+def generator_responder(prompt: str, schema: dict[str, Any] | None) -> str:
+    """Write an 'error': the original arguments with their first number off by one."""
+    content = prompt.split("content: ", 1)[-1].split("\ntool: ", 1)[0]
+    args = json.loads(prompt.split("arguments: ", 1)[-1].split("\n", 1)[0] or "null")
+    text = json.dumps(args, sort_keys=True)
+    number = re.search(r"\d+", text)
+    if number:
+        text = text[: number.start()] + str(int(number.group(0)) + 1) + text[number.end() :]
+    return json.dumps({"content": content, "arguments": text})
+
+
+def default_responder(prompt: str, schema: dict[str, Any] | None) -> str:
+    """Route by what the request asks for: an agent turn, an injected error, or an
+    attribution answer."""
+    if "Call one tool per turn" in prompt:
+        return agent_responder(prompt, schema)
+    if "Mistake to make:" in prompt:
+        return generator_responder(prompt, schema)
+    return attribution_responder(prompt, schema)
 
 
 @dataclass
@@ -58,7 +103,7 @@ class Behaviour:
     retry_after_s: float = 0.05
     hang_s: float = 3.0
     seed: int = 0
-    responder: Responder = attribution_responder
+    responder: Responder = default_responder
     script: list[str] = field(default_factory=list)  # forced faults for the next calls, in order
     batch_polls: int = 1  # polls that see a batch `in_progress` before it completes
 
