@@ -1,17 +1,20 @@
 """An LLM plays the agent: a ReAct loop over the benchmark's tools, through the model layer.
 
 Servers differ: some return native tool calls, some (llama.cpp with many chat templates)
-only text. This policy uses a *text action protocol* every chat model can follow:
+only text. The tools are offered natively where the model's `native_tools` setting
+allows, and the policy also states a *text action protocol* every chat model can follow:
 
     Thought: <reasoning>
     Action: calculator({"expression": "84 - 9"})
 
-and parses the last `Action:` line. Calls go through the response cache, so a rollout
+A native tool call is taken when one comes back; otherwise the last `Action:` line is
+parsed. Calls go through the response cache, so a rollout
 and its warm-started continuation never pay twice for the same prefix.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Sequence
@@ -19,6 +22,7 @@ from typing import Any
 
 from whowhen.models import ChatRequest, Message, Settings
 from whowhen.runtime import Action, Step
+from whowhen.runtime.types import StepCost
 
 _ACTION = re.compile(r"^\s*Action:\s*(\w+)\s*\((.*)\)\s*$", re.M | re.S)
 
@@ -89,11 +93,30 @@ class LLMReactSystem:
         self.settings = Settings(temperature=0.0, max_tokens=max_tokens, seed=seed)
 
     def next_action(self, history: Sequence[Step]) -> Action:
+        native = self.tools if self.client.spec.native_tools else ()
         request = ChatRequest(
             (Message.text("system", system_prompt(self.tools)), *to_messages(history, "assistant")),
             settings=self.settings,
+            tools=native,
         )
         result = self.client.complete([request])[0]
         if not result.ok:
             raise RuntimeError(f"model call failed: {result.error}")
-        return parse_action("assistant", result.text or "", self.tools)
+        cost = StepCost(
+            result.usage.input_tokens,
+            result.usage.output_tokens,
+            result.cost_usd,
+            round(result.latency_s, 6),
+        )
+        if result.tool_calls:  # a native tool call, where the server returns one
+            name, raw = result.tool_calls[0]
+            try:
+                args = json.loads(raw)
+            except json.JSONDecodeError:
+                args = None
+            if name in {t["name"] for t in self.tools} and isinstance(args, dict):
+                thought = re.sub(r"^\s*Thought:\s*", "", result.text or "").strip()
+                return Action("assistant", thought, name, args, cost=cost)
+        return dataclasses.replace(
+            parse_action("assistant", result.text or "", self.tools), cost=cost
+        )

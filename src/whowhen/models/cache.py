@@ -38,7 +38,12 @@ class ResponseCache:
         path = self._path(self.key(spec, request))
         try:
             data = json.loads(path.read_text())
-            reply = Reply(data["text"], Usage(**data["usage"]), data.get("finish_reason"))
+            reply = Reply(
+                data["text"],
+                Usage(**data["usage"]),
+                data.get("finish_reason"),
+                tuple(tuple(c) for c in data.get("tool_calls", [])),
+            )
         except (FileNotFoundError, json.JSONDecodeError, KeyError, TypeError):
             self.misses += 1
             return None
@@ -52,5 +57,6 @@ class ResponseCache:
             "text": reply.text,
             "usage": asdict(reply.usage),
             "finish_reason": reply.finish_reason,
+            "tool_calls": [list(c) for c in reply.tool_calls],
         }
         write_text(self._path(self.key(spec, request)), canonical_json(entry) or "")

@@ -180,6 +180,7 @@ class ModelClient:
             attempts,
             None,
             reply.finish_reason,
+            reply.tool_calls,
         )
 
     def _failed(self, error: str, attempts: int, latency: float) -> ChatResult:

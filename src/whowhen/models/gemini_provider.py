@@ -3,6 +3,7 @@ URL (for the test server or a proxy) goes through HttpOptions. SDK retries are o
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from google import genai
@@ -54,6 +55,22 @@ class GeminiProvider:
             config["seed"] = request.settings.seed
         if request.settings.top_p is not None:
             config["top_p"] = request.settings.top_p
+        if request.tools and self.spec.native_tools:
+            config["tools"] = [
+                types.Tool(
+                    function_declarations=[
+                        types.FunctionDeclaration(
+                            name=t["name"],
+                            description=t.get("description"),
+                            parameters_json_schema=t.get("parameters"),
+                        )
+                        for t in request.tools
+                    ]
+                )
+            ]
+            config["automatic_function_calling"] = types.AutomaticFunctionCallingConfig(
+                disable=True
+            )
         if request.schema is not None and self.spec.structured_output != "none":
             config["response_mime_type"] = "application/json"
             config["response_json_schema"] = request.schema
@@ -84,7 +101,11 @@ class GeminiProvider:
                 raise ProviderError("timeout", "request timed out") from None
             raise ProviderError("connection", type(exc).__name__) from None
         try:
-            text = resp.text
+            calls = tuple(
+                (c.name or "", json.dumps(c.args or {}, sort_keys=True))
+                for c in (resp.function_calls or [])
+            )
+            text = resp.text if not calls else (resp.text or "")
             meta = resp.usage_metadata
             usage = (
                 Usage(
@@ -98,9 +119,14 @@ class GeminiProvider:
             finish = resp.candidates[0].finish_reason if resp.candidates else None
         except (AttributeError, IndexError, TypeError, ValueError) as exc:
             raise ProviderError("malformed", f"unexpected response shape ({exc})") from None
-        if text is None:
+        if text is None and not calls:
             raise ProviderError("malformed", "response has no text")
-        return Reply(text, usage, None if finish is None else str(getattr(finish, "value", finish)))
+        return Reply(
+            text or "",
+            usage,
+            None if finish is None else str(getattr(finish, "value", finish)),
+            calls,
+        )
 
     async def close(self) -> None:
         return None

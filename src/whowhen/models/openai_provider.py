@@ -59,6 +59,8 @@ def request_body(spec: ModelSpec, request: ChatRequest) -> dict[str, Any]:
     fmt = response_format(spec, request.schema)
     if fmt is not None:
         body["response_format"] = fmt
+    if request.tools and spec.native_tools:
+        body["tools"] = [{"type": "function", "function": tool} for tool in request.tools]
     return body
 
 
@@ -68,6 +70,10 @@ def reply_from_completion(data: dict[str, Any]) -> Reply:
         choice = data["choices"][0]
         usage = data.get("usage") or {}
         details = usage.get("prompt_tokens_details") or {}
+        calls = tuple(
+            (c["function"]["name"], c["function"].get("arguments") or "{}")
+            for c in choice["message"].get("tool_calls") or []
+        )
         return Reply(
             choice["message"].get("content") or "",
             Usage(
@@ -76,6 +82,7 @@ def reply_from_completion(data: dict[str, Any]) -> Reply:
                 details.get("cached_tokens") or 0,
             ),
             choice.get("finish_reason"),
+            calls,
         )
     except (KeyError, IndexError, TypeError, AttributeError) as exc:
         raise ProviderError("malformed", f"unexpected response shape ({exc!r})") from None

@@ -51,6 +51,7 @@ def attribution_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     )
 
 
+_ACTION_LINE = re.compile(r"^Action: (\w+)\((.*)\)\s*$", re.M)
 _OBS = re.compile(r"^Observation \(calculator\): (\S+)", re.M)
 
 
@@ -106,6 +107,7 @@ class Behaviour:
     responder: Responder = default_responder
     script: list[str] = field(default_factory=list)  # forced faults for the next calls, in order
     batch_polls: int = 1  # polls that see a batch `in_progress` before it completes
+    native_tools: bool = True  # answer with tool_calls when tools are offered (False: text)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -193,18 +195,28 @@ class _Handler(BaseHTTPRequestHandler):
         schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
         text = self.server.behaviour.responder(prompt, schema)
         n_in, n_out = max(1, len(prompt) // 4), max(1, len(text) // 4)
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        finish = "stop"
+        call = _ACTION_LINE.search(text) if body.get("tools") else None
+        if call and self.server.behaviour.native_tools:
+            message = {
+                "role": "assistant",
+                "content": text[: call.start()].strip(),
+                "tool_calls": [
+                    {
+                        "id": "call_0",
+                        "type": "function",
+                        "function": {"name": call.group(1), "arguments": call.group(2)},
+                    }
+                ],
+            }
+            finish = "tool_calls"
         return {
             "id": "chatcmpl-test",
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model", "mock"),
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": text},
-                }
-            ],
+            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
             "usage": {
                 "prompt_tokens": n_in,
                 "completion_tokens": n_out,

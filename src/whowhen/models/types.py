@@ -69,6 +69,7 @@ class ChatRequest:
     settings: Settings = field(default_factory=Settings)
     sample: int = 0
     tag: str = ""
+    tools: tuple[dict[str, Any], ...] = ()  # {name, description, parameters}: native tools
 
     def cache_view(self) -> dict[str, Any]:
         """Everything that determines the answer, with media replaced by content hashes."""
@@ -93,6 +94,7 @@ class ChatRequest:
                 "seed": self.settings.seed,
             },
             "sample": self.sample,
+            **({"tools": list(self.tools)} if self.tools else {}),
         }
 
 
@@ -110,6 +112,7 @@ class Reply:
     text: str
     usage: Usage
     finish_reason: str | None = None
+    tool_calls: tuple[tuple[str, str], ...] = ()  # (tool name, arguments as JSON)
 
 
 @dataclass
@@ -124,6 +127,7 @@ class ChatResult:
     attempts: int
     error: str | None = None
     finish_reason: str | None = None
+    tool_calls: tuple[tuple[str, str], ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -24,7 +24,13 @@ class Episode:
         kind = "message" if action.tool is None else "action"
         self.history.append(
             Step(
-                len(self.history), action.actor, kind, action.content, action.tool, action.tool_args
+                len(self.history),
+                action.actor,
+                kind,
+                action.content,
+                action.tool,
+                action.tool_args,
+                cost=action.cost,
             )
         )
         result = env.step(action)

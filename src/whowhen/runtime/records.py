@@ -47,15 +47,16 @@ def run_row(
         "gold_answer": gold_answer,
         "n_steps": len(episode.history),
         "end_reason": episode.end_reason,
-        "tokens_in": 0,
-        "tokens_out": 0,
-        "cost_usd": 0.0,
+        "tokens_in": sum(s.cost.tokens_in for s in episode.history if s.cost),
+        "tokens_out": sum(s.cost.tokens_out for s in episode.history if s.cost),
+        "cost_usd": round(sum(s.cost.cost_usd for s in episode.history if s.cost), 10),
         "meta": None,
     }
 
 
 def step_rows(episode: Episode, run_id: str) -> list[dict[str, Any]]:
-    """Scripted policies make no model calls: tokens, cost and latency are zero, not missing."""
+    """Per-step model usage for model-played agents; scripted policies make no model calls,
+    so theirs are zero, not missing."""
     return [
         {
             "run_id": run_id,
@@ -67,10 +68,10 @@ def step_rows(episode: Episode, run_id: str) -> list[dict[str, Any]]:
             "tool": s.tool,
             "tool_args": canonical_json(s.tool_args),
             "media": list(s.media),
-            "tokens_in": 0,
-            "tokens_out": 0,
-            "cost_usd": 0.0,
-            "latency_s": 0.0,
+            "tokens_in": s.cost.tokens_in if s.cost else 0,
+            "tokens_out": s.cost.tokens_out if s.cost else 0,
+            "cost_usd": s.cost.cost_usd if s.cost else 0.0,
+            "latency_s": s.cost.latency_s if s.cost else 0.0,
         }
         for s in episode.history
     ]

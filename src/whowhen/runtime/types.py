@@ -10,6 +10,16 @@ from whowhen.schema import NON_AGENT_ACTORS, canonical_json
 
 
 @dataclass(frozen=True)
+class StepCost:
+    """Tokens, USD and seconds one agent step took (zero for scripted policies)."""
+
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+
+
+@dataclass(frozen=True)
 class Action:
     """One agent output. `tool=None` is a plain message to the other agents."""
 
@@ -17,6 +27,8 @@ class Action:
     content: str
     tool: str | None = None
     tool_args: dict[str, Any] | None = None
+    # what producing this action cost (model-played agents); not part of its identity
+    cost: StepCost | None = field(default=None, compare=False)
 
     def to_json(self) -> str:
         """Canonical JSON: the form stored in injection and label tables."""
@@ -49,6 +61,7 @@ class Step:
     tool: str | None = None
     tool_args: dict[str, Any] | None = None
     media: tuple[str, ...] = field(default_factory=tuple)
+    cost: StepCost | None = field(default=None, compare=False)
 
     @property
     def is_agent_step(self) -> bool:

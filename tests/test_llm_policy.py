@@ -1,0 +1,93 @@
+"""The LLM-played agent system over real HTTP: native tool calls and the text protocol."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from whowhen.agents import make_system
+from whowhen.agents.llm_policy import parse_action, system_prompt
+from whowhen.benchmarks.arithmetic import TOOL_SPECS, ArithmeticEnv, generate_tasks
+from whowhen.errors import WhowhenError
+from whowhen.models import make_client
+from whowhen.models.testserver import Behaviour, TestServer
+from whowhen.rollouts import run_rollouts
+from whowhen.runtime import Action, run_episode, warm_start
+
+
+def _client(srv: TestServer, native: bool = True, cache=None):
+    return make_client(
+        "m",
+        {"cache_dir": str(cache) if cache else None, "progress": False},
+        {"m": {"id": "openai-compatible/mock", "base_url": srv.url, "native_tools": native}},
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "args"),
+    [
+        (
+            'Thought: add.\nAction: calculator({"expression": "1 + 2"})',
+            "calculator",
+            {"expression": "1 + 2"},
+        ),
+        ("Thought: done\nAction: final_answer(42)", "final_answer", {"answer": "42"}),
+        ('Action: calculator("3 * 4")', "calculator", {"expression": "3 * 4"}),
+    ],
+)
+def test_text_protocol_parsing(text, tool, args) -> None:
+    action = parse_action("assistant", text, TOOL_SPECS)
+    assert (action.tool, action.tool_args) == (tool, args)
+
+
+def test_unparseable_turn_is_a_message() -> None:
+    action = parse_action("assistant", "I will think about it.", TOOL_SPECS)
+    assert action.tool is None and action.content == "I will think about it."
+    assert parse_action("assistant", "Action: rm(-rf)", TOOL_SPECS).tool is None
+    assert "calculator(expression)" in system_prompt(TOOL_SPECS)
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_model_played_rollouts_with_and_without_native_tools(native: bool) -> None:
+    with TestServer(Behaviour(native_tools=native)) as srv:
+        runs, steps = run_rollouts(
+            "arithmetic", "llm_react", {"n_tasks": 3}, 1, 0.0, 60, client=_client(srv)
+        )
+        assert "tools" in srv.bodies[0]
+        replies_with_calls = native  # the server answers with tool_calls only when native
+    assert runs["success"].all() and (runs["policy"] == "openai-compatible/mock").all()
+    assert (runs["cost_usd"] > 0).all() and (runs["tokens_in"] > 0).all()
+    actions = steps.filter(pl.col("kind") == "action")
+    assert (actions["tokens_in"] > 0).all() and (actions["cost_usd"] > 0).all()
+    assert replies_with_calls == native
+
+
+def test_tools_not_offered_when_the_server_lacks_them() -> None:
+    with TestServer(Behaviour(native_tools=False)) as srv:
+        run_rollouts(
+            "arithmetic", "llm_react", {"n_tasks": 1}, 1, 0.0, 60, client=_client(srv, native=False)
+        )
+        assert "tools" not in srv.bodies[0]
+
+
+def test_warm_start_with_a_model_policy_replays_from_cache(tmp_path) -> None:
+    task = generate_tasks(1, seed=4)[0]
+    with TestServer() as srv:
+        agent = make_system("llm_react", "arithmetic", client=_client(srv, cache=tmp_path))
+        original = run_episode(ArithmeticEnv(task), agent, 60)
+        calls = len(srv.requests)
+        t = 3
+        wrong = Action(
+            "assistant", original.history[t].content, "calculator", {"expression": "1000 + 1000"}
+        )
+        result = warm_start(ArithmeticEnv(task), agent, original.history, t, wrong, 60)
+        assert result.fidelity.exact and not result.episode.verdict.success
+        # the prefix is replayed from the record: the model is asked only after step t
+        assert len(srv.requests) - calls == sum(
+            1 for s in result.episode.history[t + 1 :] if s.is_agent_step
+        )
+
+
+def test_llm_system_needs_a_model() -> None:
+    with pytest.raises(WhowhenError, match=r"agents\.model"):
+        make_system("llm_react", "arithmetic")
