@@ -72,6 +72,7 @@ def run_rollouts(
 
 def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
     """Snakemake edge: one (benchmark, system) shard."""
+    client = _client_for(wildcards["system"], params)
     runs, steps = run_rollouts(
         wildcards["benchmark"],
         wildcards["system"],
@@ -79,8 +80,10 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         params["seed"],
         params["rollouts"]["slip_rate"],
         params["rollouts"]["max_steps"],
-        client=_client_for(wildcards["system"], params),
+        client=client,
     )
+    if client is not None:
+        log.info("model calls: %s", client.stats.as_dict())
     write_table(runs, RUNS, outputs["runs"])
     write_table(steps, STEPS, outputs["steps"])
 
