@@ -211,6 +211,8 @@ class _Handler(BaseHTTPRequestHandler):
                 ],
             }
             finish = "tool_calls"
+            with self.server._lock:
+                self.server.tool_call_replies += 1
         return {
             "id": "chatcmpl-test",
             "object": "chat.completion",
@@ -269,6 +271,7 @@ class TestServer(ThreadingHTTPServer):
         self.requests: list[tuple[str, str | None]] = []
         self.bodies: list[dict[str, Any]] = []  # request bodies (headers are never kept)
         self.files: dict[str, bytes] = {}
+        self.tool_call_replies = 0
         self.batches: dict[str, dict[str, Any]] = {}
         self._thread: threading.Thread | None = None
 
