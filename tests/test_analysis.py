@@ -130,7 +130,17 @@ def test_funnel_metrics_figure_and_report(tmp_path) -> None:
     json.dumps(m)
     fig = accuracy_figure(acc, tmp_path / "fig.png")
     assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    html = render_report(m, acc, fun, expected, fig, "tiny")
+    overview = pl.DataFrame(
+        {
+            "benchmark": ["b"],
+            "system": ["s"],
+            "n_runs": [10],
+            "n_failed": [2],
+            "failure_rate": [0.2],
+        }
+    )
+    html = render_report(m, acc, fun, expected, fig, overview, "tiny")
+    assert "Natural failures" in html and "0.200" in html
     assert "data:image/png;base64," in html and "<table>" in html and "66.7%" in html
     assert "step_acc_substring" in html and "expected_step_acc" in html
 

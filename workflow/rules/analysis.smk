@@ -7,6 +7,7 @@ rule analysis:
         runs=dataset_paths("runs"),
         steps=dataset_paths("steps"),
         continuations=rules.dataset.output.continuations,
+        overview=rules.taxonomy.output.overview,
         predictions=rules.attribution_all.input,
     output:
         metrics="results/metrics.json",

@@ -38,7 +38,8 @@ def render_report(
     funnel: pl.DataFrame,
     expected: pl.DataFrame,
     figure: str | Path,
-    config_summary: str,
+    overview: pl.DataFrame | None = None,
+    config_summary: str = "",
 ) -> str:
     """Dataset summary, injection funnel, and accuracy (exact and Who&When-compatible)."""
     ds, inj = metrics["dataset"], metrics["injection"]
@@ -65,6 +66,16 @@ def render_report(
         "<h2>Datasets</h2>",
         f"<p>{ds['items']} labelled failures ({ds['train']} train / {ds['test']} test).</p>",
         table_html(expected.filter(pl.col("split") == "all").select("dataset", "n")),
+        *(
+            [
+                "<h2>Natural failures of the rollouts</h2>",
+                "<p class='note'>Rollouts per (benchmark, system) with the seeded slip model on; "
+                "the failed ones are the natural failures the taxonomy is mined from.</p>",
+                table_html(overview),
+            ]
+            if overview is not None
+            else []
+        ),
         "<h2>Built dataset: injection funnel</h2>",
         f"<p>{inj['injections']} injections: {inj['flipped']} flipped (kept, labelled), "
         f"{inj['recovered']} recovered by the system, {inj['invalid']} invalid. Prefix "

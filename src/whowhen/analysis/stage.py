@@ -11,6 +11,7 @@ from whowhen.io import write_json, write_text
 from whowhen.schema import (
     CONTINUATIONS,
     LABELS,
+    OVERVIEW,
     PREDICTIONS,
     RUNS,
     STEPS,
@@ -26,6 +27,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     steps = read_tables(list(inputs["steps"]), STEPS)
     predictions = read_tables(list(inputs["predictions"]), PREDICTIONS)
     continuations = read_table(inputs["continuations"], CONTINUATIONS)
+    overview = read_table(inputs["overview"], OVERVIEW)
     acc = accuracy(labels, predictions, runs, params["analysis"]["tolerance"])
     fun = funnel(continuations)
     expected = random_expected(labels, runs, steps)
@@ -43,6 +45,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
             fun,
             expected,
             outputs["figure"],
+            overview,
             f"datasets: {', '.join(params['datasets'])}; systems: "
             f"{', '.join(params['systems'])}; attributors: {', '.join(params['attributors'])}",
         ),
