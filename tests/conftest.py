@@ -13,7 +13,10 @@ SHARED = ROOT.parent / "shared"
 
 TINY: dict[str, Any] = {
     "seed": 5,
-    "benchmarks": {"arithmetic": {"n_tasks": 6, "min_ops": 3, "max_ops": 4}},
+    "benchmarks": {
+        "arithmetic": {"n_tasks": 6, "min_ops": 3, "max_ops": 4},
+        "table_qa": {"n_tasks": 4},
+    },
     "systems": ["react", "solver_verifier"],
     "rollouts": {"max_steps": 60, "slip_rate": 0.1},
     "taxonomy": {"file": "config/taxonomy.yaml"},

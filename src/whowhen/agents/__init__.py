@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from whowhen.agents.arithmetic import ReactSystem, Slip, SolverVerifierSystem
+from whowhen.agents.table_qa import TableReactSystem, TableSolverVerifierSystem
 from whowhen.errors import WhowhenError
 from whowhen.runtime import AgentSystem
 
 SYSTEMS: dict[str, dict[str, type]] = {
-    "react": {"arithmetic": ReactSystem},
-    "solver_verifier": {"arithmetic": SolverVerifierSystem},
+    "react": {"arithmetic": ReactSystem, "table_qa": TableReactSystem},
+    "solver_verifier": {"arithmetic": SolverVerifierSystem, "table_qa": TableSolverVerifierSystem},
 }
 LLM_SYSTEMS = ("llm_react",)
 """Systems whose agents are played by a model (any benchmark that declares its tools)."""

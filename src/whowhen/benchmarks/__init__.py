@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from whowhen.benchmarks import arithmetic
+from whowhen.benchmarks import arithmetic, table_qa
 from whowhen.errors import WhowhenError
 from whowhen.runtime import Environment
 
@@ -35,6 +35,14 @@ BENCHMARKS: dict[str, Benchmark] = {
         _arithmetic_tasks,
         arithmetic.ArithmeticEnv,
         arithmetic.TOOL_SPECS,
+    ),
+    "table_qa": Benchmark(
+        "table_qa",
+        table_qa.MODALITY,
+        table_qa.CATEGORY,
+        lambda cfg, seed: table_qa.generate_tasks(cfg["n_tasks"], seed),
+        table_qa.TableQAEnv,
+        table_qa.TOOL_SPECS,
     ),
 }
 

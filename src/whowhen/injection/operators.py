@@ -38,7 +38,23 @@ def typo(number: str, rng: random.Random) -> str:
     return format_number(value)
 
 
+_SWAP_AGG = {"total": "average", "average": "total", "largest": "smallest", "smallest": "largest"}
+
+
+def _table_step(action: Action) -> tuple[str, str, str, str, int] | None:
+    from whowhen.agents.table_qa import parse_sql_step
+
+    return parse_sql_step(action)
+
+
 def wrong_operand(action: Action, rng: random.Random) -> Action | None:
+    table = _table_step(action)
+    if table is not None:  # table QA: the right aggregate over a neighbouring month
+        from whowhen.agents.table_qa import sql_action
+
+        agg, measure, product, region, month = table
+        other = rng.choice([m for m in (month - 1, month + 1) if 1 <= m <= 6])
+        return sql_action(action.actor, agg, measure, product, region, other)
     parsed = parse_calc(action)
     if parsed is None:
         return None
@@ -52,6 +68,12 @@ def wrong_operand(action: Action, rng: random.Random) -> Action | None:
 
 
 def wrong_operator(action: Action, rng: random.Random) -> Action | None:
+    table = _table_step(action)
+    if table is not None:  # table QA: a confused aggregate, stated and queried
+        from whowhen.agents.table_qa import sql_action
+
+        agg, *rest = table
+        return sql_action(action.actor, _SWAP_AGG[agg], *rest)
     parsed = parse_calc(action)
     if parsed is None:
         return None
@@ -67,6 +89,22 @@ def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
         except ValueError:
             return None
         return Action(action.actor, action.content, "final_answer", {"answer": typo(answer, rng)})
+    table = _table_step(action)
+    if table is not None:  # table QA: the intent is right, the query filters another region
+        from whowhen.agents.table_qa import sql_action
+        from whowhen.benchmarks.table_qa import REGIONS, query_for
+
+        agg, measure, product, region, month = table
+        other = rng.choice([r for r in REGIONS if r != region])
+        return sql_action(
+            action.actor,
+            agg,
+            measure,
+            product,
+            region,
+            month,
+            query=query_for(agg, measure, product, other, month),
+        )
     parsed = parse_calc(action)
     if parsed is None:
         return None

@@ -1,0 +1,140 @@
+"""Scripted reference policies for table QA, deciding only from the visible history.
+
+The solver states what it will compute, sends one SQL query, and answers with the value
+the query returned, so a wrong filter or aggregate propagates to the answer. In the
+two-agent system the verifier checks that the query's aggregate matches the question's
+wording (a wrong aggregate is caught and redone) but not its filters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from whowhen.agents.arithmetic import Slip, _Slipper, final_action
+from whowhen.benchmarks.table_qa import AGGREGATES, parse_question, query_for
+from whowhen.runtime import Action, Step
+
+_INTENT = (
+    "I will compute the {agg} {measure} of {product} in the {region} region for month "
+    "{month} with one query."
+)
+_INTENT_RE = re.compile(r"compute the (\w+) (\w+) of (\w+) in the (\w+) region for month (\d+)")
+_AGG_OF_SQL = {v: k for k, v in AGGREGATES.items()}
+_PROPOSED = re.compile(r"Proposed answer: (\S+?)\.?$")
+
+
+def sql_action(
+    actor: str,
+    agg: str,
+    measure: str,
+    product: str,
+    region: str,
+    month: int,
+    query: str | None = None,
+) -> Action:
+    """A query step: the stated intent, and the query actually sent (they differ only for an
+    action error: right intent, wrong argument)."""
+    text = _INTENT.format(agg=agg, measure=measure, product=product, region=region, month=month)
+    return Action(
+        actor, text, "sql", {"query": query or query_for(agg, measure, product, region, month)}
+    )
+
+
+def parse_sql_step(action: Action | Step) -> tuple[str, str, str, str, int] | None:
+    """The stated (agg, measure, product, region, month) of a query step."""
+    if action.tool != "sql":
+        return None
+    m = _INTENT_RE.search(action.content)
+    if not m:
+        return None
+    agg, measure, product, region, month = m.groups()
+    return agg, measure, product, region, int(month)
+
+
+def query_aggregate(query: str) -> str | None:
+    m = re.search(r"\b(SUM|AVG|MAX|MIN)\s*\(", query, re.I)
+    return _AGG_OF_SQL.get(m.group(1).upper()) if m else None
+
+
+def _question(history: Sequence[Step]) -> tuple[str, str, str, str, int]:
+    return parse_question(history[0].content)
+
+
+def _value(observation: str) -> str:
+    lines = observation.strip().splitlines()
+    return lines[1].split(",")[0].strip() if len(lines) > 1 else observation.strip()
+
+
+def _solve(actor: str, history: Sequence[Step], since: int) -> Action | None:
+    """The query if none was sent since `since`; None once a result is in."""
+    queries = [s for s in history[since:] if s.actor == actor and s.tool == "sql"]
+    if not queries:
+        return sql_action(actor, *_question(history))
+    return None
+
+
+def _last_result(history: Sequence[Step]) -> str:
+    obs = [s for s in history if s.kind == "observation" and s.actor == "sql"]
+    return _value(obs[-1].content) if obs else ""
+
+
+class TableReactSystem:
+    """Single agent: one query, then the answer."""
+
+    name, topology, policy = "react", "single", "scripted"
+    agents = ("assistant",)
+
+    def __init__(self, slip_rate: float = 0.0, seed: int = 0, slip: Slip | None = None) -> None:
+        self._slipper = _Slipper(slip_rate, seed, slip)
+
+    def next_action(self, history: Sequence[Step]) -> Action:
+        action = _solve("assistant", history, 0) or final_action("assistant", _last_result(history))
+        return self._slipper(action, history)
+
+
+class TableSolverVerifierSystem:
+    """Solver queries and proposes; the verifier checks the aggregate against the question."""
+
+    name, topology, policy = "solver_verifier", "multi", "scripted"
+    agents = ("solver", "verifier")
+
+    def __init__(self, slip_rate: float = 0.0, seed: int = 0, slip: Slip | None = None) -> None:
+        self._slipper = _Slipper(slip_rate, seed, slip)
+
+    def next_action(self, history: Sequence[Step]) -> Action:
+        agent_steps = [s for s in history if s.is_agent_step]
+        last = agent_steps[-1] if agent_steps else None
+        if last is not None and last.actor == "solver" and last.tool is None:
+            return self._slipper(self._verify(history), history)
+        since = max((s.step for s in agent_steps if s.actor == "verifier"), default=0)
+        action = _solve("solver", history, since) or Action(
+            "solver",
+            f"The query returned the value. Proposed answer: {_last_result(history[since:])}.",
+        )
+        return self._slipper(action, history)
+
+    def _verify(self, history: Sequence[Step]) -> Action:
+        agg = _question(history)[0]
+        since = max((s.step for s in history if s.actor == "verifier"), default=0)
+        queries = [s for s in history[since:] if s.actor == "solver" and s.tool == "sql"]
+        used = (
+            query_aggregate(str((queries[-1].tool_args or {}).get("query", "")))
+            if (queries)
+            else None
+        )
+        if used != agg:
+            return Action(
+                "verifier",
+                f"Check failed: the question asks for the {agg}, but the "
+                f"query computes the {used or 'wrong value'}. Please redo "
+                "the query.",
+            )
+        proposal = _PROPOSED.search(history[-1].content)
+        answer = proposal.group(1) if proposal else ""
+        return Action(
+            "verifier",
+            f"The query's aggregate matches the question. Final answer: {answer}.",
+            "final_answer",
+            {"answer": answer},
+        )

@@ -1,0 +1,216 @@
+"""Table QA (text, data science): a generated sales table, aggregation questions, a SQL tool.
+
+The table is generated from the task seed and held in an in-process DuckDB database;
+the agent sees its schema and the distinct values of its text columns in the task text,
+and must query it with `sql(query)`. The gold answer is computed with Polars from the
+same rows, independently of the SQL path, so a wrong query gives a wrong answer.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+import duckdb
+import polars as pl
+
+from whowhen.benchmarks.arithmetic import format_number
+from whowhen.benchmarks.scoring import numeric
+from whowhen.runtime import Action, Verdict
+from whowhen.schema import stable_id
+
+BENCHMARK = "table_qa"
+MODALITY = "text"
+CATEGORY = "data_science"
+REGIONS = ("North", "South", "East", "West")
+PRODUCTS = ("lamps", "chairs", "desks", "shelves", "rugs")
+MEASURES = ("units", "revenue")
+AGGREGATES = {"total": "SUM", "average": "AVG", "largest": "MAX", "smallest": "MIN"}
+TOOL_SPECS = (
+    {
+        "name": "sql",
+        "description": "Run a DuckDB SQL query on the table `sales` and return the result as CSV.",
+        "parameters": {
+            "type": "object",
+            "required": ["query"],
+            "additionalProperties": False,
+            "properties": {"query": {"type": "string"}},
+        },
+    },
+    {
+        "name": "final_answer",
+        "description": "Give the final answer and end the task.",
+        "parameters": {
+            "type": "object",
+            "required": ["answer"],
+            "additionalProperties": False,
+            "properties": {"answer": {"type": "string"}},
+        },
+    },
+)
+_QUESTION = "What is the {agg} {measure} of {product} sold in the {region} region in month {month}?"
+_PARSE = re.compile(
+    r"What is the (\w+) (\w+) of (\w+) sold in the (\w+) region in month "
+    r"(\d+)\?"
+)
+
+
+@dataclass(frozen=True)
+class Task:
+    task_id: str
+    question: str
+    seed: int
+    agg: str
+    measure: str
+    product: str
+    region: str
+    month: int
+    answer: str
+
+
+def make_table(seed: int, n_rows: int = 120) -> pl.DataFrame:
+    rng = random.Random(seed)
+    rows = [
+        {
+            "region": rng.choice(REGIONS),
+            "product": rng.choice(PRODUCTS),
+            "month": rng.randint(1, 6),
+            "units": rng.randint(1, 40),
+        }
+        for _ in range(n_rows)
+    ]
+    frame = pl.DataFrame(rows)
+    prices = {p: 10 + 7 * i for i, p in enumerate(PRODUCTS)}
+    return frame.with_columns(
+        (pl.col("units") * pl.col("product").replace_strict(prices)).alias("revenue")
+    )
+
+
+def gold_answer(
+    table: pl.DataFrame, agg: str, measure: str, product: str, region: str, month: int
+) -> str | None:
+    rows = table.filter(
+        (pl.col("product") == product) & (pl.col("region") == region) & (pl.col("month") == month)
+    )[measure]
+    if rows.len() == 0:
+        return None
+    value = {
+        "total": rows.sum(),
+        "average": rows.mean(),
+        "largest": rows.max(),
+        "smallest": rows.min(),
+    }[agg]
+    return format_number(round(float(value), 2))
+
+
+def generate_tasks(n_tasks: int, seed: int) -> list[Task]:
+    tasks = []
+    index = 0
+    while len(tasks) < n_tasks:
+        rng = random.Random(f"{seed}:table:{index}")
+        table_seed = rng.randrange(2**31)
+        table = make_table(table_seed)
+        picked = (
+            rng.choice(list(AGGREGATES)),
+            rng.choice(MEASURES),
+            rng.choice(PRODUCTS),
+            rng.choice(REGIONS),
+            rng.randint(1, 6),
+        )
+        answer = gold_answer(table, *picked)
+        index += 1
+        if answer is None:  # no matching rows: ask something answerable instead
+            continue
+        agg, measure, product, region, month = picked
+        question = _QUESTION.format(
+            agg=agg, measure=measure, product=product, region=region, month=month
+        )
+        task_id = f"table-{stable_id(BENCHMARK, seed, index)[:10]}"
+        tasks.append(
+            Task(task_id, question, table_seed, agg, measure, product, region, month, answer)
+        )
+    return tasks
+
+
+def parse_question(text: str) -> tuple[str, str, str, str, int]:
+    m = _PARSE.search(text)
+    if not m:
+        raise ValueError("cannot parse the question")
+    agg, measure, product, region, month = m.groups()
+    return agg, measure, product, region, int(month)
+
+
+def query_for(agg: str, measure: str, product: str, region: str, month: int) -> str:
+    """The SQL a careful analyst writes for the question (the reference policy's query)."""
+    return (
+        f"SELECT ROUND({AGGREGATES[agg]}({measure}), 2) AS value FROM sales "
+        f"WHERE product = '{product}' AND region = '{region}' AND month = {month}"
+    )
+
+
+def run_sql(con: duckdb.DuckDBPyConnection, query: str, max_rows: int = 20) -> str:
+    try:
+        result = con.execute(query)
+        names = [d[0] for d in result.description or []]
+        rows = result.fetchmany(max_rows + 1)
+    except duckdb.Error as exc:
+        return f"Error: {str(exc).splitlines()[0]}"
+    lines = [",".join(names)] + [
+        ",".join(
+            "" if v is None else format_number(v) if isinstance(v, float) else str(v) for v in row
+        )
+        for row in rows[:max_rows]
+    ]
+    if len(rows) > max_rows:
+        lines.append(f"... (more than {max_rows} rows)")
+    return "\n".join(lines)
+
+
+class TableQAEnv:
+    """DuckDB over the task's table; read-only in effect (each reset rebuilds it)."""
+
+    benchmark, modality, category = BENCHMARK, MODALITY, CATEGORY
+
+    def __init__(self, task: Task) -> None:
+        self.task = task
+        self.task_id = task.task_id
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._answer: str | None = None
+        self._done = False
+
+    def reset(self) -> str:
+        if self._con is not None:
+            self._con.close()
+        self._con = duckdb.connect()
+        table = make_table(self.task.seed)
+        self._con.register("sales_frame", table.to_arrow())
+        self._con.execute("CREATE TABLE sales AS SELECT * FROM sales_frame")
+        self._con.unregister("sales_frame")
+        self._answer, self._done = None, False
+        return (
+            "Answer the question from the table `sales` (columns: region, product, month, "
+            f"units, revenue; regions: {', '.join(REGIONS)}; products: "
+            f"{', '.join(PRODUCTS)}). Tools: sql(query), final_answer(answer).\n\n"
+            f"Question: {self.task.question}"
+        )
+
+    def step(self, action: Action) -> tuple[str, str] | None:
+        if action.tool is None:
+            return None
+        args = action.tool_args or {}
+        if action.tool == "sql":
+            assert self._con is not None, "reset() first"
+            return "sql", run_sql(self._con, str(args.get("query", "")))
+        if action.tool == "final_answer":
+            self._answer, self._done = str(args.get("answer", "")), True
+            return None
+        return action.tool, f"Error: unknown tool {action.tool!r}"
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    def evaluate(self) -> Verdict:
+        ok = numeric(self._answer, self.task.answer)
+        return Verdict(ok, 1.0 if ok else 0.0, self._answer)
