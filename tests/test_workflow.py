@@ -49,7 +49,11 @@ def test_outputs_exist_and_metrics_are_sane(two_runs) -> None:
     metrics = json.loads((project / "results/metrics.json").read_text())
     assert metrics["injection"]["prefix_fidelity"] == 1.0
     assert metrics["injection"]["invalid"] == 0
-    assert metrics["dataset"]["by_dataset"]["arithmetic"] == metrics["injection"]["flipped"] > 0
+    built = (
+        metrics["dataset"]["by_dataset"]["arithmetic"]
+        + metrics["dataset"]["by_dataset"]["table_qa"]
+    )
+    assert built == metrics["injection"]["flipped"] > 0
     assert metrics["dataset"]["items"] == metrics["injection"]["flipped"] + 2
     assert set(metrics["dataset"]["by_system"]) == {
         "react",

@@ -61,6 +61,9 @@ def agent_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     from whowhen.agents.arithmetic import calc_action
     from whowhen.benchmarks.arithmetic import parse_problem
 
+    if "Question: What is the" in prompt:
+        return _table_agent(prompt)
+
     problem = prompt.split("Problem: ", 1)[-1].split("\n", 1)[0]
     start, ops = parse_problem(problem)
     observations = _OBS.findall(prompt)
@@ -73,6 +76,20 @@ def agent_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     op, n = ops[len(observations)]
     action = calc_action("assistant", op, total, str(n))
     return f"Thought: {action.content}\nAction: calculator({json.dumps(action.tool_args)})"
+
+
+def _table_agent(prompt: str) -> str:
+    """Table QA: send the question's query, then answer with the value it returned."""
+    from whowhen.benchmarks.table_qa import parse_question, query_for
+
+    results = re.findall(r"^Observation \(sql\): value\n(\S+)", prompt, re.M)
+    if results:
+        return (
+            f"Thought: The query returned {results[-1]}.\n"
+            f'Action: final_answer({{"answer": "{results[-1]}"}})'
+        )
+    query = query_for(*parse_question(prompt.split("Question: ", 1)[1]))
+    return f"Thought: I will query the table.\nAction: sql({json.dumps({'query': query})})"
 
 
 def generator_responder(prompt: str, schema: dict[str, Any] | None) -> str:
@@ -175,10 +192,13 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(srv.behaviour.hang_s)
         if fault == "malformed":
             return self._send(200, b'{"choices": [ {"broken"')
-        if self.path.endswith("/v1/chat/completions"):
-            return self._send(200, self._chat(body))
-        if ":generateContent" in self.path:
-            return self._send(200, self._gemini(body))
+        try:
+            if self.path.endswith("/v1/chat/completions"):
+                return self._send(200, self._chat(body))
+            if ":generateContent" in self.path:
+                return self._send(200, self._gemini(body))
+        except Exception as exc:  # a responder that cannot answer is a server error
+            return self._send(500, {"error": {"message": f"responder failed: {exc!r}"}})
         return self._send(404, {"error": {"message": f"no route {self.path}"}})
 
     def chat(self, body: dict[str, Any]) -> dict[str, Any]:
