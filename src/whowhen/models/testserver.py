@@ -25,92 +25,15 @@ from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from whowhen.models.mock_responders import (
+    ACTION_LINE,
+    attribution_responder,
+    default_responder,
+)
+
 Responder = Callable[[str, dict[str, Any] | None], str]
+__all__ = ["Behaviour", "TestServer", "attribution_responder", "default_responder"]
 FAULTS = ("429", "500", "hang", "malformed")
-_STEP_LINE = re.compile(r"^\[\s*(\d+)\] ([^\s(:]+)", re.M)
-
-
-def attribution_responder(prompt: str, schema: dict[str, Any] | None) -> str:
-    """Name the first agent step listed in the prompt (a deterministic stand-in model)."""
-    agents = None
-    props = (schema or {}).get("properties", {})
-    agents = props.get("agent", {}).get("enum")
-    mode = next((m for m in props.get("mode", {}).get("enum") or [] if m), None)
-    for step, actor in _STEP_LINE.findall(prompt):
-        if actor != "user" and (agents is None or actor in agents):
-            return json.dumps(
-                {
-                    "agent": actor,
-                    "step": int(step),
-                    "mode": mode,
-                    "reason": f"{actor} acts first at step {step}.",
-                }
-            )
-    return json.dumps(
-        {"agent": (agents or ["unknown"])[0], "step": 0, "mode": None, "reason": "no step found"}
-    )
-
-
-_ACTION_LINE = re.compile(r"^Action: (\w+)\((.*)\)\s*$", re.M)
-_OBS = re.compile(r"^Observation \(calculator\): (\S+)", re.M)
-
-
-def agent_responder(prompt: str, schema: dict[str, Any] | None) -> str:
-    """Play the arithmetic agent through the text action protocol, reading only the prompt:
-    the problem, and the calculator observations so far (a wrong one propagates)."""
-    from whowhen.agents.arithmetic import calc_action
-    from whowhen.benchmarks.arithmetic import parse_problem
-
-    if "Question: What is the" in prompt:
-        return _table_agent(prompt)
-
-    problem = prompt.split("Problem: ", 1)[-1].split("\n", 1)[0]
-    start, ops = parse_problem(problem)
-    observations = _OBS.findall(prompt)
-    total = observations[-1] if observations else str(start)
-    if len(observations) >= len(ops):
-        return (
-            f"Thought: All operations are done; the answer is {total}.\n"
-            f'Action: final_answer({{"answer": "{total}"}})'
-        )
-    op, n = ops[len(observations)]
-    action = calc_action("assistant", op, total, str(n))
-    return f"Thought: {action.content}\nAction: calculator({json.dumps(action.tool_args)})"
-
-
-def _table_agent(prompt: str) -> str:
-    """Table QA: send the question's query, then answer with the value it returned."""
-    from whowhen.benchmarks.table_qa import parse_question, query_for
-
-    results = re.findall(r"^Observation \(sql\): value\n(\S+)", prompt, re.M)
-    if results:
-        return (
-            f"Thought: The query returned {results[-1]}.\n"
-            f'Action: final_answer({{"answer": "{results[-1]}"}})'
-        )
-    query = query_for(*parse_question(prompt.split("Question: ", 1)[1]))
-    return f"Thought: I will query the table.\nAction: sql({json.dumps({'query': query})})"
-
-
-def generator_responder(prompt: str, schema: dict[str, Any] | None) -> str:
-    """Write an 'error': the original arguments with their first number off by one."""
-    content = prompt.split("content: ", 1)[-1].split("\ntool: ", 1)[0]
-    args = json.loads(prompt.split("arguments: ", 1)[-1].split("\n", 1)[0] or "null")
-    text = json.dumps(args, sort_keys=True)
-    number = re.search(r"\d+", text)
-    if number:
-        text = text[: number.start()] + str(int(number.group(0)) + 1) + text[number.end() :]
-    return json.dumps({"content": content, "arguments": text})
-
-
-def default_responder(prompt: str, schema: dict[str, Any] | None) -> str:
-    """Route by what the request asks for: an agent turn, an injected error, or an
-    attribution answer."""
-    if "Call one tool per turn" in prompt:
-        return agent_responder(prompt, schema)
-    if "Mistake to make:" in prompt:
-        return generator_responder(prompt, schema)
-    return attribution_responder(prompt, schema)
 
 
 @dataclass
@@ -217,7 +140,7 @@ class _Handler(BaseHTTPRequestHandler):
         n_in, n_out = max(1, len(prompt) // 4), max(1, len(text) // 4)
         message: dict[str, Any] = {"role": "assistant", "content": text}
         finish = "stop"
-        call = _ACTION_LINE.search(text) if body.get("tools") else None
+        call = ACTION_LINE.search(text) if body.get("tools") else None
         if call and self.server.behaviour.native_tools:
             message = {
                 "role": "assistant",
