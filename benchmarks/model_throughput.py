@@ -20,18 +20,31 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def requests(n: int) -> list[ChatRequest]:
-    steps = "\n".join(f"[{i}] {'solver' if i % 2 else 'verifier'} (action): step text {i}"
-                      for i in range(1, 20))
-    return [ChatRequest((Message.text("system", "Find the decisive error."),
-                         Message.text("user", f"Task {k}\nTrajectory:\n{steps}")))
-            for k in range(n)]
+    steps = "\n".join(
+        f"[{i}] {'solver' if i % 2 else 'verifier'} (action): step text {i}" for i in range(1, 20)
+    )
+    return [
+        ChatRequest(
+            (
+                Message.text("system", "Find the decisive error."),
+                Message.text("user", f"Task {k}\nTrajectory:\n{steps}"),
+            )
+        )
+        for k in range(n)
+    ]
 
 
 def timed(server: TestServer, concurrency: int, reqs: list[ChatRequest]) -> tuple[float, int]:
-    spec = parse_model("openai-compatible/mock", {"openai-compatible/mock": {
-        "base_url": server.url}})
-    client = ModelClient(spec, load_prices(ROOT / "config/prices.yaml"), None,
-                         max_concurrency=concurrency, progress=False)
+    spec = parse_model(
+        "openai-compatible/mock", {"openai-compatible/mock": {"base_url": server.url}}
+    )
+    client = ModelClient(
+        spec,
+        load_prices(ROOT / "config/prices.yaml"),
+        None,
+        max_concurrency=concurrency,
+        progress=False,
+    )
     start = time.perf_counter()
     results = client.complete(reqs)
     return time.perf_counter() - start, sum(r.ok for r in results)
@@ -48,10 +61,14 @@ def main() -> None:
         seq, ok_seq = timed(server, 1, reqs)
         par, ok_par = timed(server, args.concurrency, reqs)
     print(f"requests: {args.requests}, server latency: {args.latency * 1000:.0f} ms")
-    print(f"sequential (concurrency 1):   {seq:7.2f} s  {args.requests / seq:7.1f} calls/s  "
-          f"({ok_seq} ok)")
-    print(f"concurrent (concurrency {args.concurrency}): {par:7.2f} s  "
-          f"{args.requests / par:7.1f} calls/s  ({ok_par} ok)")
+    print(
+        f"sequential (concurrency 1):   {seq:7.2f} s  {args.requests / seq:7.1f} calls/s  "
+        f"({ok_seq} ok)"
+    )
+    print(
+        f"concurrent (concurrency {args.concurrency}): {par:7.2f} s  "
+        f"{args.requests / par:7.1f} calls/s  ({ok_par} ok)"
+    )
     print(f"speed-up: {seq / par:.1f}x (goal >= 30x)")
 
 

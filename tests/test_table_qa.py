@@ -69,6 +69,19 @@ def test_sql_errors_are_observations() -> None:
     )
     big = env.step(Action("a", "", "sql", {"query": "SELECT * FROM sales"}))[1]
     assert big.endswith("(more than 20 rows)")
+    for query in ("DROP VIEW sales", "CREATE TABLE t AS SELECT 1", "SELECT 1; DELETE FROM x"):
+        out = env.step(Action("a", "", "sql", {"query": query}))[1]
+        assert out == "Error: only a single SELECT query is allowed"
+
+
+def test_episodes_do_not_see_each_other() -> None:
+    a, b = TableQAEnv(TASKS[0]), TableQAEnv(TASKS[1])
+    a.reset()
+    b.reset()
+    q = {"query": "SELECT SUM(units) AS s FROM sales"}
+    sums = [env.step(Action("x", "", "sql", q))[1] for env in (a, b)]
+    assert sums[0] == f"s\n{make_table(TASKS[0].seed)['units'].sum()}"
+    assert sums[1] == f"s\n{make_table(TASKS[1].seed)['units'].sum()}"
 
 
 def test_gold_answer_by_hand() -> None:
