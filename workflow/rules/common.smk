@@ -1,7 +1,12 @@
 # Shared helpers: the (benchmark, system) shards, the datasets, and path patterns.
 import os
 
-SHARDS = [(b, s) for b in sorted(config["benchmarks"]) for s in config["systems"]]
+from whowhen.agents import has_policy
+
+# the (benchmark, system) matrix: every configured pair that has a policy
+SHARDS = [
+    (b, s) for b in sorted(config["benchmarks"]) for s in config["systems"] if has_policy(s, b)
+]
 IMPORTS = {item["name"]: item for item in config["imports"]}
 ATTRIBUTORS = config["attribution"]["attributors"] + [a["name"] for a in config["attribution"]["llm"]]
 # every dataset attribution and analysis cover: the built one and each import

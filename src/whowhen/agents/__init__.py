@@ -5,16 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from whowhen.agents.arithmetic import ReactSystem, Slip, SolverVerifierSystem
+from whowhen.agents.doc_qa import DocReactSystem
 from whowhen.agents.table_qa import TableReactSystem, TableSolverVerifierSystem
 from whowhen.errors import WhowhenError
 from whowhen.runtime import AgentSystem
 
 SYSTEMS: dict[str, dict[str, type]] = {
-    "react": {"arithmetic": ReactSystem, "table_qa": TableReactSystem},
+    "react": {"arithmetic": ReactSystem, "table_qa": TableReactSystem, "doc_qa": DocReactSystem},
     "solver_verifier": {"arithmetic": SolverVerifierSystem, "table_qa": TableSolverVerifierSystem},
 }
 LLM_SYSTEMS = ("llm_react",)
 """Systems whose agents are played by a model (any benchmark that declares its tools)."""
+
+
+def has_policy(system: str, benchmark: str) -> bool:
+    """Whether the pair makes sense (the config matrix runs only these)."""
+    return system in LLM_SYSTEMS or benchmark in SYSTEMS.get(system, {})
 
 
 def make_system(

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from whowhen.benchmarks import arithmetic, table_qa
+from whowhen.benchmarks import arithmetic, doc_qa, table_qa
 from whowhen.errors import WhowhenError
 from whowhen.runtime import Environment
 
@@ -43,6 +43,14 @@ BENCHMARKS: dict[str, Benchmark] = {
         lambda cfg, seed: table_qa.generate_tasks(cfg["n_tasks"], seed),
         table_qa.TableQAEnv,
         table_qa.TOOL_SPECS,
+    ),
+    "doc_qa": Benchmark(
+        "doc_qa",
+        doc_qa.MODALITY,
+        doc_qa.CATEGORY,
+        lambda cfg, seed: doc_qa.generate_tasks(cfg["n_tasks"], seed),
+        doc_qa.DocQAEnv,
+        doc_qa.TOOL_SPECS,
     ),
 }
 

@@ -47,6 +47,22 @@ def _table_step(action: Action) -> tuple[str, str, str, str, int] | None:
     return parse_sql_step(action)
 
 
+def _wrong_title(action: Action, rng: random.Random) -> Action | None:
+    from whowhen.benchmarks.doc_qa import CITIES, COMPANIES, FIRST
+
+    title = str((action.tool_args or {}).get("title", ""))
+    if title in COMPANIES:
+        other = rng.choice([c for c in COMPANIES if c != title])
+    elif title in CITIES:
+        other = rng.choice([c for c in CITIES if c != title])
+    elif " " in title:
+        first, last = title.split(" ", 1)
+        other = f"{rng.choice([f for f in FIRST if f != first])} {last}"
+    else:
+        return None
+    return Action(action.actor, action.content, "read", {"title": other})
+
+
 def wrong_operand(action: Action, rng: random.Random) -> Action | None:
     table = _table_step(action)
     if table is not None:  # table QA: the right aggregate over a neighbouring month
@@ -89,6 +105,8 @@ def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
         except ValueError:
             return None
         return Action(action.actor, action.content, "final_answer", {"answer": typo(answer, rng)})
+    if action.tool == "read":  # document QA: a neighbouring title, mistaken for the right one
+        return _wrong_title(action, rng)
     table = _table_step(action)
     if table is not None:  # table QA: the intent is right, the query filters another region
         from whowhen.agents.table_qa import sql_action

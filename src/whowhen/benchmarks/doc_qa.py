@@ -1,0 +1,202 @@
+"""Document QA (text, multi-hop research): a generated local corpus, `search` and `read`
+tools, questions that need 2 or 3 hops (company -> founder -> birth city -> country).
+
+Every task gets its own small corpus from its seed, with distractor documents, so the
+answer can only come from reading the right documents in order.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+from whowhen.benchmarks.scoring import exact
+from whowhen.runtime import Action, Verdict
+from whowhen.schema import stable_id
+
+BENCHMARK = "doc_qa"
+MODALITY = "text"
+CATEGORY = "research"
+FIRST = (
+    "Amara",
+    "Bruno",
+    "Chen",
+    "Dalia",
+    "Emil",
+    "Farah",
+    "Goran",
+    "Hana",
+    "Ivo",
+    "Jana",
+    "Kofi",
+    "Lena",
+    "Mateo",
+    "Nia",
+    "Omar",
+    "Pia",
+)
+LAST = ("Okafor", "Silva", "Novak", "Haddad", "Larsen", "Moreau", "Tanaka", "Weiss")
+COMPANIES = (
+    "Brightloom",
+    "Corvid Labs",
+    "Duneworks",
+    "Emberly",
+    "Fjordline",
+    "Glassmere",
+    "Halcyon Tools",
+    "Ironleaf",
+    "Juniper Grid",
+    "Kestrel Bio",
+)
+CITIES = {
+    "Porto": "Portugal",
+    "Lyon": "France",
+    "Graz": "Austria",
+    "Tartu": "Estonia",
+    "Kraków": "Poland",
+    "Bergen": "Norway",
+    "Ghent": "Belgium",
+    "Turin": "Italy",
+    "Malmö": "Sweden",
+    "Split": "Croatia",
+}
+TOOL_SPECS = (
+    {
+        "name": "search",
+        "description": "Search the corpus; returns matching document titles.",
+        "parameters": {
+            "type": "object",
+            "required": ["query"],
+            "additionalProperties": False,
+            "properties": {"query": {"type": "string"}},
+        },
+    },
+    {
+        "name": "read",
+        "description": "Read one document by its exact title.",
+        "parameters": {
+            "type": "object",
+            "required": ["title"],
+            "additionalProperties": False,
+            "properties": {"title": {"type": "string"}},
+        },
+    },
+    {
+        "name": "final_answer",
+        "description": "Give the final answer and end the task.",
+        "parameters": {
+            "type": "object",
+            "required": ["answer"],
+            "additionalProperties": False,
+            "properties": {"answer": {"type": "string"}},
+        },
+    },
+)
+QUESTIONS = {
+    2: "In which city was the founder of {company} born?",
+    3: "In which country was the founder of {company} born?",
+}
+FOUNDED = re.compile(r"was founded in \d+ by ([A-Z]\w+ [A-Z]\w+)\.")
+BORN = re.compile(r"was born in ([\w\u00c0-\u017f]+)\.")
+LOCATED = re.compile(r"is a city in ([\w ]+)\.")
+
+
+@dataclass(frozen=True)
+class Task:
+    task_id: str
+    question: str
+    company: str
+    hops: int
+    corpus: tuple[tuple[str, str], ...]  # (title, text)
+    answer: str
+
+
+def generate_tasks(n_tasks: int, seed: int) -> list[Task]:
+    tasks = []
+    for index in range(n_tasks):
+        rng = random.Random(f"{seed}:doc:{index}")
+        people = rng.sample([f"{f} {last}" for f in FIRST for last in LAST], 6)
+        companies = rng.sample(COMPANIES, 4)
+        cities = list(CITIES)
+        docs = []
+        founder_of = {}
+        for company, person in zip(companies, people, strict=False):
+            founder_of[company] = person
+            docs.append(
+                (
+                    company,
+                    f"{company} is a company. {company} was founded in "
+                    f"{rng.randint(1950, 2015)} by {person}.",
+                )
+            )
+        born = {p: rng.choice(cities) for p in people}
+        docs += [(p, f"{p} is an engineer. {p} was born in {born[p]}.") for p in people]
+        docs += [(c, f"{c} is a city in {CITIES[c]}.") for c in cities]
+        company, hops = companies[0], rng.choice((2, 3))
+        city = born[founder_of[company]]
+        answer = city if hops == 2 else CITIES[city]
+        rng.shuffle(docs)
+        task_id = f"doc-{stable_id(BENCHMARK, seed, index)[:10]}"
+        tasks.append(
+            Task(
+                task_id, QUESTIONS[hops].format(company=company), company, hops, tuple(docs), answer
+            )
+        )
+    return tasks
+
+
+def parse_question(text: str) -> tuple[str, int]:
+    """(company, hops) from the question text."""
+    for hops, template in QUESTIONS.items():
+        pattern = re.escape(template).replace(re.escape("{company}"), r"(.+?)")
+        m = re.search(pattern, text)
+        if m:
+            return m.group(1), hops
+    raise ValueError("cannot parse the question")
+
+
+class DocQAEnv:
+    benchmark, modality, category = BENCHMARK, MODALITY, CATEGORY
+
+    def __init__(self, task: Task) -> None:
+        self.task = task
+        self.task_id = task.task_id
+        self._docs = dict(task.corpus)
+        self._answer: str | None = None
+        self._done = False
+
+    def reset(self) -> str:
+        self._answer, self._done = None, False
+        return (
+            "Answer the question using the document corpus. Tools: search(query), "
+            f"read(title), final_answer(answer).\n\nQuestion: {self.task.question}"
+        )
+
+    def step(self, action: Action) -> tuple[str, str] | None:
+        if action.tool is None:
+            return None
+        args = action.tool_args or {}
+        if action.tool == "search":
+            query = str(args.get("query", "")).lower()
+            hits = sorted(
+                t
+                for t, text in self._docs.items()
+                if query and (query in t.lower() or query in text.lower())
+            )
+            return "search", ("Results: " + "; ".join(hits[:8])) if hits else "No results."
+        if action.tool == "read":
+            title = str(args.get("title", ""))
+            return "read", self._docs.get(title, f"Error: no document titled {title!r}")
+        if action.tool == "final_answer":
+            self._answer, self._done = str(args.get("answer", "")), True
+            return None
+        return action.tool, f"Error: unknown tool {action.tool!r}"
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    def evaluate(self) -> Verdict:
+        ok = exact(self._answer, self.task.answer)
+        return Verdict(ok, 1.0 if ok else 0.0, self._answer)
