@@ -13,7 +13,7 @@ import random
 import re
 from dataclasses import dataclass
 
-from whowhen.runtime import Action, Verdict
+from whowhen.benchmarks.base import AnswerEnv, Tool
 from whowhen.schema import stable_id
 
 BENCHMARK = "arithmetic"
@@ -190,39 +190,21 @@ def normalize_answer(answer: str | None) -> str | None:
         return text
 
 
-class ArithmeticEnv:
+class ArithmeticEnv(AnswerEnv):
     """Calculator environment. Deterministic: the same actions give the same observations."""
 
     benchmark, modality, category = BENCHMARK, MODALITY, CATEGORY
 
-    def __init__(self, task: Task) -> None:
-        self.task = task
-        self.task_id = task.task_id
-        self._answer: str | None = None
-        self._done = False
-
     def reset(self) -> str:
-        self._answer, self._done = None, False
+        self._start()
         return (
-            f"Solve the word problem. Tools: calculator(expression), "
+            "Solve the word problem. Tools: calculator(expression), "
             f"final_answer(answer).\n\nProblem: {self.task.question}"
         )
 
-    def step(self, action: Action) -> tuple[str, str] | None:
-        if action.tool is None:
-            return None
-        args = action.tool_args or {}
-        if action.tool == "calculator":
-            return "calculator", calculate(str(args.get("expression", "")))
-        if action.tool == "final_answer":
-            self._answer, self._done = str(args.get("answer", "")), True
-            return None
-        return action.tool, f"Error: unknown tool {action.tool!r}"
+    def tools(self) -> dict[str, Tool]:
+        return {"calculator": lambda args: calculate(str(args.get("expression", "")))}
 
-    @property
-    def done(self) -> bool:
-        return self._done
-
-    def evaluate(self) -> Verdict:
-        ok = normalize_answer(self._answer) == str(self.task.answer)
-        return Verdict(ok, 1.0 if ok else 0.0, self._answer)
+    @staticmethod
+    def score(answer: str | None, gold: str) -> bool:
+        return normalize_answer(answer) == gold

@@ -11,8 +11,8 @@ import random
 import re
 from dataclasses import dataclass
 
+from whowhen.benchmarks.base import AnswerEnv, Tool
 from whowhen.benchmarks.scoring import exact
-from whowhen.runtime import Action, Verdict
 from whowhen.schema import stable_id
 
 BENCHMARK = "doc_qa"
@@ -156,47 +156,34 @@ def parse_question(text: str) -> tuple[str, int]:
     raise ValueError("cannot parse the question")
 
 
-class DocQAEnv:
+class DocQAEnv(AnswerEnv):
     benchmark, modality, category = BENCHMARK, MODALITY, CATEGORY
 
-    def __init__(self, task: Task) -> None:
-        self.task = task
-        self.task_id = task.task_id
-        self._docs = dict(task.corpus)
-        self._answer: str | None = None
-        self._done = False
-
     def reset(self) -> str:
-        self._answer, self._done = None, False
+        self._start()
         return (
             "Answer the question using the document corpus. Tools: search(query), "
             f"read(title), final_answer(answer).\n\nQuestion: {self.task.question}"
         )
 
-    def step(self, action: Action) -> tuple[str, str] | None:
-        if action.tool is None:
-            return None
-        args = action.tool_args or {}
-        if action.tool == "search":
+    def tools(self) -> dict[str, Tool]:
+        docs = dict(self.task.corpus)
+
+        def search(args: dict) -> str:
             query = str(args.get("query", "")).lower()
             hits = sorted(
                 t
-                for t, text in self._docs.items()
+                for t, text in docs.items()
                 if query and (query in t.lower() or query in text.lower())
             )
-            return "search", ("Results: " + "; ".join(hits[:8])) if hits else "No results."
-        if action.tool == "read":
+            return ("Results: " + "; ".join(hits[:8])) if hits else "No results."
+
+        def read(args: dict) -> str:
             title = str(args.get("title", ""))
-            return "read", self._docs.get(title, f"Error: no document titled {title!r}")
-        if action.tool == "final_answer":
-            self._answer, self._done = str(args.get("answer", "")), True
-            return None
-        return action.tool, f"Error: unknown tool {action.tool!r}"
+            return docs.get(title, f"Error: no document titled {title!r}")
 
-    @property
-    def done(self) -> bool:
-        return self._done
+        return {"search": search, "read": read}
 
-    def evaluate(self) -> Verdict:
-        ok = exact(self._answer, self.task.answer)
-        return Verdict(ok, 1.0 if ok else 0.0, self._answer)
+    @staticmethod
+    def score(answer: str | None, gold: str) -> bool:
+        return exact(answer, gold)

@@ -17,8 +17,8 @@ import duckdb
 import polars as pl
 
 from whowhen.benchmarks.arithmetic import format_number
+from whowhen.benchmarks.base import AnswerEnv, Tool
 from whowhen.benchmarks.scoring import numeric
-from whowhen.runtime import Action, Verdict
 from whowhen.schema import stable_id
 
 BENCHMARK = "table_qa"
@@ -183,26 +183,20 @@ def _database() -> duckdb.DuckDBPyConnection:
     return duckdb.connect()
 
 
-class TableQAEnv:
-    """DuckDB over the task's table; read-only in effect (each reset rebuilds it)."""
+class TableQAEnv(AnswerEnv):
+    """A cursor on the shared database with the task's table as the view `sales`."""
 
     benchmark, modality, category = BENCHMARK, MODALITY, CATEGORY
-
-    def __init__(self, task: Task) -> None:
-        self.task = task
-        self.task_id = task.task_id
-        self._con: duckdb.DuckDBPyConnection | None = None
-        self._answer: str | None = None
-        self._done = False
+    _con: duckdb.DuckDBPyConnection | None = None
 
     def reset(self) -> str:
+        self._start()
         if self._con is not None:
             self._con.close()
         # a cursor on one shared in-memory database: 1000x cheaper than a new connection;
         # registered views are private to the cursor and queries are read-only (run_sql)
         self._con = _database().cursor()
         self._con.register("sales", make_table(self.task.seed).to_arrow())
-        self._answer, self._done = None, False
         return (
             "Answer the question from the table `sales` (columns: region, product, month, "
             f"units, revenue; regions: {', '.join(REGIONS)}; products: "
@@ -210,22 +204,13 @@ class TableQAEnv:
             f"Question: {self.task.question}"
         )
 
-    def step(self, action: Action) -> tuple[str, str] | None:
-        if action.tool is None:
-            return None
-        args = action.tool_args or {}
-        if action.tool == "sql":
+    def tools(self) -> dict[str, Tool]:
+        def sql(args: dict) -> str:
             assert self._con is not None, "reset() first"
-            return "sql", run_sql(self._con, str(args.get("query", "")))
-        if action.tool == "final_answer":
-            self._answer, self._done = str(args.get("answer", "")), True
-            return None
-        return action.tool, f"Error: unknown tool {action.tool!r}"
+            return run_sql(self._con, str(args.get("query", "")))
 
-    @property
-    def done(self) -> bool:
-        return self._done
+        return {"sql": sql}
 
-    def evaluate(self) -> Verdict:
-        ok = numeric(self._answer, self.task.answer)
-        return Verdict(ok, 1.0 if ok else 0.0, self._answer)
+    @staticmethod
+    def score(answer: str | None, gold: str) -> bool:
+        return numeric(answer, gold)
