@@ -13,7 +13,7 @@ import random
 import re
 from dataclasses import dataclass
 
-from whowhen.benchmarks.base import AnswerEnv, Tool
+from whowhen.benchmarks.base import FINAL_ANSWER_TOOL, AnswerEnv, Tool
 from whowhen.schema import stable_id
 
 BENCHMARK = "arithmetic"
@@ -32,16 +32,7 @@ TOOL_SPECS = (
             "properties": {"expression": {"type": "string"}},
         },
     },
-    {
-        "name": "final_answer",
-        "description": "Give the final answer and end the task.",
-        "parameters": {
-            "type": "object",
-            "required": ["answer"],
-            "additionalProperties": False,
-            "properties": {"answer": {"type": "string"}},
-        },
-    },
+    FINAL_ANSWER_TOOL,
 )
 """Tool schemas (JSON Schema parameters), for LLM policies: native tool calls or text."""
 

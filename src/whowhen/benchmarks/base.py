@@ -10,6 +10,18 @@ from whowhen.runtime import Action, Verdict
 
 Tool = Callable[[dict[str, Any]], str]
 
+FINAL_ANSWER_TOOL: dict[str, Any] = {
+    "name": "final_answer",
+    "description": "Give the final answer and end the task.",
+    "parameters": {
+        "type": "object",
+        "required": ["answer"],
+        "additionalProperties": False,
+        "properties": {"answer": {"type": "string"}},
+    },
+}
+"""Every benchmark's last tool (its schema, for LLM policies); handled by AnswerEnv.step."""
+
 
 class AnswerEnv:
     """Subclasses set benchmark/modality/category, implement `reset()` (calling `_start()`),

@@ -11,7 +11,7 @@ import random
 import re
 from dataclasses import dataclass
 
-from whowhen.benchmarks.base import AnswerEnv, Tool
+from whowhen.benchmarks.base import FINAL_ANSWER_TOOL, AnswerEnv, Tool
 from whowhen.benchmarks.scoring import exact
 from whowhen.schema import stable_id
 
@@ -82,16 +82,7 @@ TOOL_SPECS = (
             "properties": {"title": {"type": "string"}},
         },
     },
-    {
-        "name": "final_answer",
-        "description": "Give the final answer and end the task.",
-        "parameters": {
-            "type": "object",
-            "required": ["answer"],
-            "additionalProperties": False,
-            "properties": {"answer": {"type": "string"}},
-        },
-    },
+    FINAL_ANSWER_TOOL,
 )
 QUESTIONS = {
     2: "In which city was the founder of {company} born?",

@@ -17,7 +17,7 @@ import duckdb
 import polars as pl
 
 from whowhen.benchmarks.arithmetic import format_number
-from whowhen.benchmarks.base import AnswerEnv, Tool
+from whowhen.benchmarks.base import FINAL_ANSWER_TOOL, AnswerEnv, Tool
 from whowhen.benchmarks.scoring import numeric
 from whowhen.schema import stable_id
 
@@ -39,16 +39,7 @@ TOOL_SPECS = (
             "properties": {"query": {"type": "string"}},
         },
     },
-    {
-        "name": "final_answer",
-        "description": "Give the final answer and end the task.",
-        "parameters": {
-            "type": "object",
-            "required": ["answer"],
-            "additionalProperties": False,
-            "properties": {"answer": {"type": "string"}},
-        },
-    },
+    FINAL_ANSWER_TOOL,
 )
 _QUESTION = "What is the {agg} {measure} of {product} sold in the {region} region in month {month}?"
 _PARSE = re.compile(
