@@ -66,3 +66,21 @@ def test_calc_action_roundtrip() -> None:
 def test_unknown_system() -> None:
     with pytest.raises(WhowhenError, match="unknown system"):
         make_system("swarm", "arithmetic")
+
+
+def test_proposed_answer_and_turn_taking() -> None:
+    from whowhen.agents.scripted import proposed_answer
+    from whowhen.runtime import Step
+
+    history = [
+        Step(0, "user", "message", "task"),
+        Step(1, "solver", "message", "I have applied all 3 operations. Proposed answer: 7.5."),
+    ]
+    assert proposed_answer(history) == "7.5"
+    assert proposed_answer(history[:1]) == ""
+    # after the solver's proposal it is the verifier's turn, on every benchmark's system
+    system = make_system("solver_verifier", "arithmetic")
+    task = TASKS[2]
+    episode = run_episode(ArithmeticEnv(task), system, 80)
+    proposal = next(i for i, s in enumerate(episode.history) if "Proposed answer" in s.content)
+    assert episode.history[proposal + 1].actor == "verifier"

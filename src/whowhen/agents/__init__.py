@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from whowhen.agents.arithmetic import ReactSystem, Slip, SolverVerifierSystem
+from whowhen.agents.arithmetic import ReactSystem, SolverVerifierSystem
 from whowhen.agents.doc_qa import DocReactSystem
+from whowhen.agents.scripted import Slip
 from whowhen.agents.table_qa import TableReactSystem, TableSolverVerifierSystem
 from whowhen.errors import WhowhenError
 from whowhen.runtime import AgentSystem

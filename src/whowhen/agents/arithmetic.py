@@ -8,16 +8,12 @@ unless the verifier notices it (a recovery).
 
 from __future__ import annotations
 
-import random
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
+from whowhen.agents.scripted import ScriptedReact, ScriptedSolverVerifier, proposed_answer
 from whowhen.benchmarks.arithmetic import OPS, SYMBOL_TO_OP, parse_problem
 from whowhen.runtime import Action, Step
-
-Slip = Callable[[Action, random.Random], Action | None]
-"""Turns a correct action into an erroneous one (or None if it cannot), for natural failures."""
 
 _TEMPLATES = {
     "add": "Next, add {n} to the running total of {a}.",
@@ -26,7 +22,6 @@ _TEMPLATES = {
     "div": "Next, divide the running total of {a} by {n}.",
 }
 _EXPR = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([-+*/])\s*(-?\d+(?:\.\d+)?)\s*$")
-_PROPOSED = re.compile(r"Proposed answer: (\S+?)\.?$")
 
 
 def calc_action(actor: str, op: str, a: str, n: str, expr_a: str | None = None) -> Action:
@@ -88,44 +83,18 @@ def _last_result(history: Sequence[Step], start: int) -> str:
     return obs[-1].content if obs else str(start)
 
 
-@dataclass
-class _Slipper:
-    """Seeded slip model: with probability `rate` an action is replaced by an erroneous one.
-
-    The draw depends only on (seed, task text, step index): reproducible per rollout, and
-    independent across tasks."""
-
-    rate: float = 0.0
-    seed: int = 0
-    slip: Slip | None = None
-
-    def __call__(self, action: Action, history: Sequence[Step]) -> Action:
-        if self.slip is None or self.rate <= 0:
-            return action
-        rng = random.Random(f"{self.seed}:{len(history)}:{history[0].content}")
-        if rng.random() >= self.rate:
-            return action
-        return self.slip(action, rng) or action
-
-
-class ReactSystem:
+class ReactSystem(ScriptedReact):
     """Single-agent ReAct loop: think, call the calculator, repeat, then answer."""
 
-    name, topology, policy = "react", "single", "scripted"
-    agents = ("assistant",)
-
-    def __init__(self, slip_rate: float = 0.0, seed: int = 0, slip: Slip | None = None) -> None:
-        self._slipper = _Slipper(slip_rate, seed, slip)
-
-    def next_action(self, history: Sequence[Step]) -> Action:
+    def act(self, history: Sequence[Step]) -> Action:
         action = _solver_step("assistant", history, 0)
         if action is None:
             start, _ = _problem(history)
             action = final_action("assistant", _last_result(history, start))
-        return self._slipper(action, history)
+        return action
 
 
-class SolverVerifierSystem:
+class SolverVerifierSystem(ScriptedSolverVerifier):
     """Two agents: the solver computes and proposes; the verifier checks the operations
     against the problem and either answers or sends the solver back to redo the work.
 
@@ -133,18 +102,7 @@ class SolverVerifierSystem:
     catches a wrong operator (recovery) but not a wrong operand or a mistyped total.
     """
 
-    name, topology, policy = "solver_verifier", "multi", "scripted"
-    agents = ("solver", "verifier")
-
-    def __init__(self, slip_rate: float = 0.0, seed: int = 0, slip: Slip | None = None) -> None:
-        self._slipper = _Slipper(slip_rate, seed, slip)
-
-    def next_action(self, history: Sequence[Step]) -> Action:
-        agent_steps = [s for s in history if s.is_agent_step]
-        last = agent_steps[-1] if agent_steps else None
-        if last is not None and last.actor == "solver" and last.tool is None:
-            return self._slipper(self._verify(history), history)
-        since = max((s.step for s in agent_steps if s.actor == "verifier"), default=0)
+    def solver_turn(self, history: Sequence[Step], since: int) -> Action:
         action = _solver_step("solver", history, since)
         if action is None:
             start, ops = _problem(history)
@@ -152,11 +110,10 @@ class SolverVerifierSystem:
             action = Action(
                 "solver", f"I have applied all {len(ops)} operations. Proposed answer: {total}."
             )
-        return self._slipper(action, history)
+        return action
 
-    def _verify(self, history: Sequence[Step]) -> Action:
+    def verify(self, history: Sequence[Step], since: int) -> Action:
         _, ops = _problem(history)
-        since = max((s.step for s in history if s.actor == "verifier"), default=0)
         calcs = [s for s in history[since:] if s.actor == "solver" and s.tool == "calculator"]
         if len(calcs) != len(ops):
             return Action(
@@ -175,6 +132,4 @@ class SolverVerifierSystem:
                     f"to {OPS[op][2]} {n}, but the calculation uses "
                     f"'{used}'. Please redo the calculation from the start.",
                 )
-        proposal = _PROPOSED.search(history[-1].content)
-        answer = proposal.group(1) if proposal else ""
-        return final_action("verifier", answer, verified_steps=len(ops))
+        return final_action("verifier", proposed_answer(history), verified_steps=len(ops))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from whowhen.agents.arithmetic import Slip, _Slipper
+from whowhen.agents.scripted import ScriptedReact
 from whowhen.benchmarks.doc_qa import BORN, FOUNDED, LOCATED, parse_question
 from whowhen.runtime import Action, Step
 
@@ -24,17 +24,8 @@ def _next_hop(text: str) -> tuple[str, str] | None:
     return None
 
 
-class DocReactSystem:
-    name, topology, policy = "react", "single", "scripted"
-    agents = ("assistant",)
-
-    def __init__(self, slip_rate: float = 0.0, seed: int = 0, slip: Slip | None = None) -> None:
-        self._slipper = _Slipper(slip_rate, seed, slip)
-
-    def next_action(self, history: Sequence[Step]) -> Action:
-        return self._slipper(self._act(history), history)
-
-    def _act(self, history: Sequence[Step]) -> Action:
+class DocReactSystem(ScriptedReact):
+    def act(self, history: Sequence[Step]) -> Action:
         company, hops = parse_question(history[0].content)
         reads = [s for s in history if s.kind == "observation" and s.actor == "read"]
         if not any(s.tool == "search" for s in history):

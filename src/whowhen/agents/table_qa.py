@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from whowhen.agents.arithmetic import Slip, _Slipper, final_action
+from whowhen.agents.arithmetic import final_action
+from whowhen.agents.scripted import ScriptedReact, ScriptedSolverVerifier, proposed_answer
 from whowhen.benchmarks.table_qa import AGGREGATES, parse_question, query_for
 from whowhen.runtime import Action, Step
 
@@ -21,7 +22,6 @@ _INTENT = (
 )
 _INTENT_RE = re.compile(r"compute the (\w+) (\w+) of (\w+) in the (\w+) region for month (\d+)")
 _AGG_OF_SQL = {v: k for k, v in AGGREGATES.items()}
-_PROPOSED = re.compile(r"Proposed answer: (\S+?)\.?$")
 
 
 def sql_action(
@@ -79,44 +79,24 @@ def _last_result(history: Sequence[Step]) -> str:
     return _value(obs[-1].content) if obs else ""
 
 
-class TableReactSystem:
+class TableReactSystem(ScriptedReact):
     """Single agent: one query, then the answer."""
 
-    name, topology, policy = "react", "single", "scripted"
-    agents = ("assistant",)
-
-    def __init__(self, slip_rate: float = 0.0, seed: int = 0, slip: Slip | None = None) -> None:
-        self._slipper = _Slipper(slip_rate, seed, slip)
-
-    def next_action(self, history: Sequence[Step]) -> Action:
-        action = _solve("assistant", history, 0) or final_action("assistant", _last_result(history))
-        return self._slipper(action, history)
+    def act(self, history: Sequence[Step]) -> Action:
+        return _solve("assistant", history, 0) or final_action("assistant", _last_result(history))
 
 
-class TableSolverVerifierSystem:
+class TableSolverVerifierSystem(ScriptedSolverVerifier):
     """Solver queries and proposes; the verifier checks the aggregate against the question."""
 
-    name, topology, policy = "solver_verifier", "multi", "scripted"
-    agents = ("solver", "verifier")
-
-    def __init__(self, slip_rate: float = 0.0, seed: int = 0, slip: Slip | None = None) -> None:
-        self._slipper = _Slipper(slip_rate, seed, slip)
-
-    def next_action(self, history: Sequence[Step]) -> Action:
-        agent_steps = [s for s in history if s.is_agent_step]
-        last = agent_steps[-1] if agent_steps else None
-        if last is not None and last.actor == "solver" and last.tool is None:
-            return self._slipper(self._verify(history), history)
-        since = max((s.step for s in agent_steps if s.actor == "verifier"), default=0)
-        action = _solve("solver", history, since) or Action(
+    def solver_turn(self, history: Sequence[Step], since: int) -> Action:
+        return _solve("solver", history, since) or Action(
             "solver",
             f"The query returned the value. Proposed answer: {_last_result(history[since:])}.",
         )
-        return self._slipper(action, history)
 
-    def _verify(self, history: Sequence[Step]) -> Action:
+    def verify(self, history: Sequence[Step], since: int) -> Action:
         agg = _question(history)[0]
-        since = max((s.step for s in history if s.actor == "verifier"), default=0)
         queries = [s for s in history[since:] if s.actor == "solver" and s.tool == "sql"]
         used = (
             query_aggregate(str((queries[-1].tool_args or {}).get("query", "")))
@@ -130,8 +110,7 @@ class TableSolverVerifierSystem:
                 f"query computes the {used or 'wrong value'}. Please redo "
                 "the query.",
             )
-        proposal = _PROPOSED.search(history[-1].content)
-        answer = proposal.group(1) if proposal else ""
+        answer = proposed_answer(history)
         return Action(
             "verifier",
             f"The query's aggregate matches the question. Final answer: {answer}.",
