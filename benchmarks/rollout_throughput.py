@@ -26,7 +26,7 @@ def main() -> None:
         for bench in by_bench:
             cfg = {**CONFIGS[bench], "n_tasks": args.tasks}
             start = time.perf_counter()
-            runs, _ = run_rollouts(bench, system, cfg, seed=1, slip_rate=0.0, max_steps=80)
+            runs, *_ = run_rollouts(bench, system, cfg, seed=1, slip_rate=0.0, max_steps=80)
             seconds = time.perf_counter() - start
             print(
                 f"{bench:<12} {system:<16} {runs.height:>5} {seconds:>8.2f} "

@@ -31,6 +31,14 @@ TINY: dict[str, Any] = {
 }
 
 
+@pytest.fixture(autouse=True)
+def media_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Rendered images and frames go to a temp store, never into the checkout."""
+    path = tmp_path_factory.mktemp("media")
+    monkeypatch.setenv("WHOWHEN_MEDIA_DIR", str(path))
+    return path
+
+
 @pytest.fixture
 def tiny_config() -> dict[str, Any]:
     return copy.deepcopy(TINY)

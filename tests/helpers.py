@@ -19,7 +19,7 @@ def pipeline(
     cfg: dict[str, Any] = TINY,
 ) -> dict[str, pl.DataFrame]:
     bench = cfg["benchmarks"]["arithmetic"]
-    runs, steps = run_rollouts("arithmetic", system, bench, cfg["seed"], 0.0, 80)
+    runs, steps, _ = run_rollouts("arithmetic", system, bench, cfg["seed"], 0.0, 80)
     taxonomy = load_taxonomy(ROOT / "config" / "taxonomy.yaml")
     inj = plan_injections(
         runs, steps, taxonomy, cfg["injection"]["seed"], cfg["injection"]["per_run"]

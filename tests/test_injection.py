@@ -18,7 +18,7 @@ from .conftest import ROOT
 
 @pytest.fixture(scope="module")
 def rollouts():
-    return run_rollouts("arithmetic", "solver_verifier", {"n_tasks": 8}, 1, 0.0, 80)
+    return run_rollouts("arithmetic", "solver_verifier", {"n_tasks": 8}, 1, 0.0, 80)[:2]
 
 
 @pytest.fixture(scope="module")

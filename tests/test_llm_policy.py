@@ -50,7 +50,7 @@ def test_unparseable_turn_is_a_message() -> None:
 @pytest.mark.parametrize("native", [True, False])
 def test_model_played_rollouts_with_and_without_native_tools(native: bool) -> None:
     with TestServer(Behaviour(native_tools=native)) as srv:
-        runs, steps = run_rollouts(
+        runs, steps, _ = run_rollouts(
             "arithmetic", "llm_react", {"n_tasks": 3}, 1, 0.0, 60, client=_client(srv)
         )
         assert "tools" in srv.bodies[0]

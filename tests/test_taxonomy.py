@@ -24,7 +24,11 @@ def test_shipped_taxonomy_loads() -> None:
         "verification",
         "coordination",
     }
-    assert [m.id for m in tax.modes_for("final_answer")] == ["action.wrong_tool_argument"]
+    assert len(tax.modes) >= 12
+    for category in tax.categories:
+        assert any(m.category == category for m in tax.modes), category
+    assert "action.wrong_tool_argument" in [m.id for m in tax.modes_for("final_answer")]
+    assert "coordination.distorted_handoff" in [m.id for m in tax.modes_for("message")]
     assert parse_taxonomy(tax.to_dict()) == tax
 
 
@@ -49,13 +53,19 @@ def test_unknown_mode() -> None:
         parse_taxonomy(DOC).mode("reasoning.nope")
 
 
-def test_overview_counts_failures() -> None:
+def test_overview_counts_failures_and_slips() -> None:
     runs = pl.DataFrame(
         {
+            "run_id": ["r1", "r2", "r3", "r4"],
             "benchmark": ["b"] * 4,
             "system": ["s", "s", "s", "t"],
+            "modality": ["text"] * 4,
+            "category": ["stem"] * 4,
             "success": [True, False, False, True],
         }
     )
-    ov = failure_overview(runs)
-    assert ov.rows() == [("b", "s", 3, 2, 2 / 3), ("b", "t", 1, 0, 0.0)]
+    slips = pl.DataFrame({"run_id": ["r1", "r2", "r2"], "step": [1, 1, 3]})
+    ov = failure_overview(runs, slips).select(
+        "system", "n_runs", "n_failed", "failure_rate", "n_slips", "n_slipped_runs", "n_recovered"
+    )
+    assert ov.rows() == [("s", 3, 2, 2 / 3, 3, 2, 1), ("t", 1, 0, 0.0, 0, 0, 0)]

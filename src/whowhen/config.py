@@ -82,6 +82,11 @@ def check_files(config: dict[str, Any], source: str = "config", root: str | Path
         raise WhowhenError(
             f"file not found: {config['taxonomy']['file']}", path=source, field="taxonomy.file"
         )
+    for name, bench in config["benchmarks"].items():
+        if "file" in bench and not (Path(root) / bench["file"]).exists():
+            raise WhowhenError(
+                f"file not found: {bench['file']}", path=source, field=f"benchmarks.{name}.file"
+            )
     for i, item in enumerate(config.get("imports", [])):
         if not item["optional"] and not (Path(root) / item["path"]).exists():
             raise WhowhenError(

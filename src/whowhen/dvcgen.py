@@ -48,6 +48,8 @@ STAGE_CODE = {
         "src/whowhen/benchmarks",
         "src/whowhen/agents",
         "src/whowhen/injection/operators.py",
+        "src/whowhen/media.py",
+        "src/whowhen/sandbox.py",
     ],
     "taxonomy": [
         "src/whowhen/taxonomy.py",
@@ -62,6 +64,8 @@ STAGE_CODE = {
         "src/whowhen/runtime",
         "src/whowhen/benchmarks",
         "src/whowhen/agents",
+        "src/whowhen/media.py",
+        "src/whowhen/sandbox.py",
     ],
     "imports": ["src/whowhen/datasets"],
     "attribution": ["src/whowhen/attribution", "src/whowhen/models", "config/prices.yaml"],

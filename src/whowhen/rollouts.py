@@ -12,7 +12,7 @@ from whowhen.benchmarks import get_benchmark
 from whowhen.injection import random_slip
 from whowhen.runtime import run_episode
 from whowhen.runtime.records import run_row, step_rows
-from whowhen.schema import RUNS, STEPS, stable_id, to_arrow, write_table
+from whowhen.schema import RUNS, SLIPS, STEPS, stable_id, to_arrow, write_table
 
 log = logging.getLogger(__name__)
 
@@ -31,14 +31,21 @@ def run_rollouts(
     slip_rate: float,
     max_steps: int,
     client: Any = None,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """All rollouts of `system` on `benchmark`: (runs, steps). Pure given its arguments."""
-    bench = get_benchmark(benchmark)
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """All rollouts of `system` on `benchmark`: (runs, steps, slips). Pure given its
+    arguments (rendered media go to the content-addressed store)."""
+    bench = get_benchmark(benchmark, bench_cfg)
     tasks = bench.make_tasks(bench_cfg, seed)
-    runs, steps = [], []
+    runs, steps, slips = [], [], []
     for i, task in enumerate(tasks, start=1):
         agent = make_system(
-            system, benchmark, slip_rate=slip_rate, seed=seed, slip=random_slip, client=client
+            system,
+            benchmark,
+            slip_rate=slip_rate,
+            seed=seed,
+            slip=random_slip,
+            client=client,
+            bench_cfg=bench_cfg,
         )
         env = bench.make_env(task)
         episode = run_episode(env, agent, max_steps)
@@ -57,6 +64,19 @@ def run_rollouts(
             )
         )
         steps += step_rows(episode, run_id)
+        slips += [
+            {
+                "run_id": run_id,
+                "benchmark": benchmark,
+                "system": system,
+                "step": slip.step,
+                "agent": slip.original.actor,
+                "mode": slip.mode,
+                "original_action": slip.original.to_json(),
+                "slipped_action": slip.slipped.to_json(),
+            }
+            for slip in getattr(agent, "slips", ())
+        ]
         if i % 50 == 0 or i == len(tasks):
             log.info("rollouts %s/%s: %d/%d tasks", benchmark, system, i, len(tasks))
     runs_df = pl.from_arrow(to_arrow(runs, RUNS))
@@ -67,13 +87,17 @@ def run_rollouts(
         runs_df.height,
         runs_df["success"].sum(),
     )
-    return runs_df, pl.from_arrow(to_arrow(steps, STEPS))
+    return (
+        runs_df,
+        pl.from_arrow(to_arrow(steps, STEPS)),
+        pl.from_arrow(to_arrow(slips, SLIPS)),
+    )
 
 
 def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
     """Snakemake edge: one (benchmark, system) shard."""
     client = _client_for(wildcards["system"], params)
-    runs, steps = run_rollouts(
+    runs, steps, slips = run_rollouts(
         wildcards["benchmark"],
         wildcards["system"],
         params["bench"],
@@ -86,6 +110,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         log.info("model calls: %s", client.stats.as_dict())
     write_table(runs, RUNS, outputs["runs"])
     write_table(steps, STEPS, outputs["steps"])
+    write_table(slips, SLIPS, outputs["slips"])
 
 
 def _client_for(system: str, params: dict[str, Any]) -> Any:

@@ -157,6 +157,27 @@ INJECTIONS = TableSpec(
     key=("injection_id",),
 )
 
+SLIPS = TableSpec(
+    "slips",
+    pa.schema(
+        [
+            ("run_id", _STR),
+            ("benchmark", _STR),
+            ("system", _STR),
+            ("step", _INT),
+            ("agent", _STR),
+            ("mode", _STR),
+            ("original_action", _STR),
+            ("slipped_action", _STR),
+        ]
+    ),
+    required=("run_id", "step", "agent", "mode", "slipped_action"),
+    key=("run_id", "step"),
+)
+"""The slip model's log, kept out of band: the rollout never shows which step slipped. A run
+with slips may still succeed (a recovery) and a failure's decisive step is not always its
+first slip, so this is evidence for mining, not a label."""
+
 CONTINUATIONS = TableSpec(
     "continuations",
     pa.schema(
@@ -210,9 +231,14 @@ OVERVIEW = TableSpec(
         [
             ("benchmark", _STR),
             ("system", _STR),
+            ("modality", _STR),
+            ("category", _STR),
             ("n_runs", _INT),
             ("n_failed", _INT),
             ("failure_rate", _F64),
+            ("n_slips", _INT),
+            ("n_slipped_runs", _INT),
+            ("n_recovered", _INT),
         ]
     ),
     required=("benchmark", "system", "n_runs", "n_failed"),
@@ -229,7 +255,8 @@ MODE_OVERVIEW = TableSpec(
 )
 
 TABLES: dict[str, TableSpec] = {
-    t.name: t for t in (RUNS, STEPS, LABELS, INJECTIONS, CONTINUATIONS, PREDICTIONS, OVERVIEW)
+    t.name: t
+    for t in (RUNS, STEPS, LABELS, INJECTIONS, SLIPS, CONTINUATIONS, PREDICTIONS, OVERVIEW)
 }
 
 

@@ -22,6 +22,7 @@ from whowhen.schema import (
     OVERVIEW,
     PREDICTIONS,
     RUNS,
+    SLIPS,
     STEPS,
     empty,
     read_tables,
@@ -134,13 +135,23 @@ def load_taxonomy(path: str | Path) -> Taxonomy:
     return parse_taxonomy(data, str(path))
 
 
-def failure_overview(runs: pl.DataFrame) -> pl.DataFrame:
-    """Rollouts and natural failures per (benchmark, system)."""
+def failure_overview(runs: pl.DataFrame, slips: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Rollouts and natural failures per (benchmark, system), with the slip model's log:
+    how many slips, in how many runs, and how many slipped runs still succeeded."""
+    slips = slips if slips is not None else empty(SLIPS)
+    per_run = slips.group_by("run_id").agg(pl.len().cast(pl.Int64).alias("slips"))
     return (
-        runs.group_by("benchmark", "system")
+        runs.join(per_run, on="run_id", how="left")
+        .with_columns(pl.col("slips").fill_null(0))
+        .group_by("benchmark", "system")
         .agg(
+            pl.col("modality").first(),
+            pl.col("category").first(),
             pl.len().cast(pl.Int64).alias("n_runs"),
             (~pl.col("success")).sum().cast(pl.Int64).alias("n_failed"),
+            pl.col("slips").sum().cast(pl.Int64).alias("n_slips"),
+            (pl.col("slips") > 0).sum().cast(pl.Int64).alias("n_slipped_runs"),
+            ((pl.col("slips") > 0) & pl.col("success")).sum().cast(pl.Int64).alias("n_recovered"),
         )
         .with_columns((pl.col("n_failed") / pl.col("n_runs")).alias("failure_rate"))
         .sort("benchmark", "system")
@@ -181,7 +192,8 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     taxonomy = load_taxonomy(inputs["taxonomy"])
     write_text(outputs["taxonomy"], yaml.safe_dump(taxonomy.to_dict(), sort_keys=False))
     runs = read_tables(list(inputs["runs"]), RUNS)
-    write_table(failure_overview(runs), OVERVIEW, outputs["overview"])
+    slips = read_tables(list(inputs["slips"]), SLIPS)
+    write_table(failure_overview(runs, slips), OVERVIEW, outputs["overview"])
     annotations = empty(PREDICTIONS)
     model = params["taxonomy"].get("annotator")
     if model:

@@ -38,7 +38,7 @@ def import_source(wildcards):
 
 
 wildcard_constraints:
-    benchmark="[a-z_]+",
+    benchmark="[a-z][a-z0-9_]*",
     system="[a-z_]+",
     attributor="[a-z][a-z0-9_]*",
     dataset="[a-z][a-z0-9_]*",

@@ -5,6 +5,7 @@ rule rollouts:
     output:
         runs="results/rollouts/{benchmark}/{system}/runs.parquet",
         steps="results/rollouts/{benchmark}/{system}/steps.parquet",
+        slips="results/rollouts/{benchmark}/{system}/slips.parquet",
     params:
         bench=bench_config,
         seed=config["seed"],

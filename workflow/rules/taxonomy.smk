@@ -5,6 +5,7 @@ rule taxonomy:
     input:
         runs=shard_paths("results/rollouts/{benchmark}/{system}/runs.parquet"),
         steps=shard_paths("results/rollouts/{benchmark}/{system}/steps.parquet"),
+        slips=shard_paths("results/rollouts/{benchmark}/{system}/slips.parquet"),
         taxonomy=config["taxonomy"]["file"],
     output:
         taxonomy="results/taxonomy/taxonomy.yaml",

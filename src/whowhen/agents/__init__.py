@@ -1,20 +1,32 @@
-"""Agent-system registry: (system name, benchmark) -> a policy object."""
+"""Agent-system registry: (system name, benchmark) -> a policy object.
+
+Scripted systems: react (ReAct tool calling), code_act (code as action), solver_verifier,
+orchestrator (orchestrator + specialist workers + verifier) and pipeline
+(coder -> tester -> reviewer); which benchmarks each pairs with is the union of the
+agents modules' POLICIES tables (the config matrix)."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from whowhen.agents.arithmetic import ReactSystem, SolverVerifierSystem
-from whowhen.agents.doc_qa import DocReactSystem
 from whowhen.agents.scripted import Slip
-from whowhen.agents.table_qa import TableReactSystem, TableSolverVerifierSystem
+from whowhen.benchmarks import builtin_modules
 from whowhen.errors import WhowhenError
 from whowhen.runtime import AgentSystem
 
-SYSTEMS: dict[str, dict[str, type]] = {
-    "react": {"arithmetic": ReactSystem, "table_qa": TableReactSystem, "doc_qa": DocReactSystem},
-    "solver_verifier": {"arithmetic": SolverVerifierSystem, "table_qa": TableSolverVerifierSystem},
-}
+
+def _policies() -> dict[str, dict[str, type]]:
+    """system -> benchmark -> scripted policy, from each `whowhen.agents.<benchmark>`'s
+    POLICIES table (a benchmark without an agents module has no scripted policy)."""
+    table: dict[str, dict[str, type]] = {}
+    for bench, mod in builtin_modules("agents").items():
+        for system, cls in mod.POLICIES.items():
+            table.setdefault(system, {})[bench] = cls
+    return table
+
+
+SYSTEMS: dict[str, dict[str, type]] = _policies()
 LLM_SYSTEMS = ("llm_react",)
 """Systems whose agents are played by a model (any benchmark that declares its tools)."""
 
@@ -31,6 +43,7 @@ def make_system(
     seed: int = 0,
     slip: Slip | None = None,
     client: Any = None,
+    bench_cfg: dict[str, Any] | None = None,
 ) -> AgentSystem:
     """The scripted reference policy of `name` for `benchmark` (slip_rate 0 = never errs),
     or, for an LLM system, the model behind `client` playing the agent."""
@@ -43,7 +56,10 @@ def make_system(
                 f"system {name!r} needs a model: set agents.model in the config",
                 field="agents.model",
             )
-        return LLMReactSystem(client, get_benchmark(benchmark).tools, seed=seed)
+        bench = get_benchmark(benchmark, bench_cfg)
+        return LLMReactSystem(
+            client, bench.tools, seed=seed, prompt=role_prompt("react", benchmark)
+        )
     if name not in SYSTEMS:
         known = ", ".join([*SYSTEMS, *LLM_SYSTEMS])
         raise WhowhenError(f"unknown system {name!r}; known: {known}", field="systems")
@@ -52,6 +68,19 @@ def make_system(
             f"system {name!r} has no policy for benchmark {benchmark!r}", field="systems"
         )
     return SYSTEMS[name][benchmark](slip_rate=slip_rate, seed=seed, slip=slip)
+
+
+def role_prompt(system: str, benchmark: str, agent: str | None = None) -> str | None:
+    """The role prompt the benchmark's agents module gives an LLM playing `agent` of
+    `system` (the system's first agent by default), or None if it has none."""
+    try:
+        mod = importlib.import_module(f"whowhen.agents.{benchmark}")
+    except ModuleNotFoundError:
+        return None
+    prompts = getattr(mod, "PROMPTS", {}).get(system, {})
+    if agent is None:
+        return next(iter(prompts.values()), None)
+    return prompts.get(agent)
 
 
 def agent_client(

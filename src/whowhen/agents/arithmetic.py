@@ -133,3 +133,7 @@ class SolverVerifierSystem(ScriptedSolverVerifier):
                     f"'{used}'. Please redo the calculation from the start.",
                 )
         return final_action("verifier", proposed_answer(history), verified_steps=len(ops))
+
+
+POLICIES: dict[str, type] = {"react": ReactSystem, "solver_verifier": SolverVerifierSystem}
+"""System name -> this benchmark's scripted reference policy."""

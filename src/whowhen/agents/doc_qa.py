@@ -53,3 +53,7 @@ class DocReactSystem(ScriptedReact):
             "final_answer",
             {"answer": answer},
         )
+
+
+POLICIES: dict[str, type] = {"react": DocReactSystem}
+"""System name -> this benchmark's scripted reference policy."""

@@ -21,15 +21,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from whowhen.models import ChatRequest, Message, Settings
+from whowhen.models.types import ImagePart, TextPart
 from whowhen.runtime import Action, Step
 from whowhen.runtime.types import StepCost
 
 _ACTION = re.compile(r"^\s*Action:\s*(\w+)\s*\((.*)\)\s*$", re.M | re.S)
 
 
-def system_prompt(tools: Sequence[dict[str, Any]]) -> str:
+def system_prompt(tools: Sequence[dict[str, Any]], role: str | None = None) -> str:
     lines = [
-        "You are an agent that solves the user's task step by step with tools.",
+        role or "You are an agent that solves the user's task step by step with tools.",
         "Tools (arguments as a JSON object):",
     ]
     for tool in tools:
@@ -64,18 +65,27 @@ def parse_action(actor: str, text: str, tools: Sequence[dict[str, Any]]) -> Acti
     return Action(actor, thought, tool, args)
 
 
+def _with_media(text: str, media: Sequence[str]) -> Message:
+    """A user message with the step's images or frames attached (from the media store)."""
+    if not media:
+        return Message.text("user", text)
+    from whowhen.media import media_path
+
+    return Message("user", (TextPart(text), *(ImagePart(str(media_path(r))) for r in media)))
+
+
 def to_messages(history: Sequence[Step], actor: str) -> list[Message]:
     out = []
     for s in history:
         if s.kind == "observation":
-            out.append(Message.text("user", f"Observation ({s.actor}): {s.content}"))
+            out.append(_with_media(f"Observation ({s.actor}): {s.content}", s.media))
         elif s.actor == actor:
             call = (
                 f"\nAction: {s.tool}({json.dumps(s.tool_args, sort_keys=True)})" if s.tool else ""
             )
             out.append(Message.text("assistant", f"Thought: {s.content}{call}"))
         else:
-            out.append(Message.text("user", s.content))
+            out.append(_with_media(s.content, s.media))
     return out
 
 
@@ -86,16 +96,24 @@ class LLMReactSystem:
     agents = ("assistant",)
 
     def __init__(
-        self, client: Any, tools: Sequence[dict[str, Any]], seed: int = 0, max_tokens: int = 256
+        self,
+        client: Any,
+        tools: Sequence[dict[str, Any]],
+        seed: int = 0,
+        max_tokens: int = 256,
+        prompt: str | None = None,
     ) -> None:
-        self.client, self.tools = client, tuple(tools)
+        self.client, self.tools, self.prompt = client, tuple(tools), prompt
         self.policy = client.spec.model_id
         self.settings = Settings(temperature=0.0, max_tokens=max_tokens, seed=seed)
 
     def next_action(self, history: Sequence[Step]) -> Action:
         native = self.tools if self.client.spec.native_tools else ()
         request = ChatRequest(
-            (Message.text("system", system_prompt(self.tools)), *to_messages(history, "assistant")),
+            (
+                Message.text("system", system_prompt(self.tools, self.prompt)),
+                *to_messages(history, "assistant"),
+            ),
             settings=self.settings,
             tools=native,
         )

@@ -11,14 +11,26 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from whowhen.runtime import Action, Step
 
-Slip = Callable[[Action, random.Random], Action | None]
-"""Turns a correct action into an erroneous one (or None if it cannot), for natural failures."""
+Slip = Callable[[Action, random.Random], tuple[str, Action] | None]
+"""Turns a correct action into an erroneous one, with the taxonomy mode of the error (or
+None if no mode applies), for natural failures."""
 
 PROPOSED = re.compile(r"Proposed answer: (\S+?)\.?$")
+
+
+@dataclass(frozen=True)
+class SlipRecord:
+    """One natural slip, logged out of band (never in the trajectory): which step, which
+    taxonomy mode, what the reference policy would have done."""
+
+    step: int
+    mode: str
+    original: Action
+    slipped: Action
 
 
 @dataclass
@@ -26,11 +38,12 @@ class Slipper:
     """Seeded slip model: with probability `rate` an action is replaced by an erroneous one.
 
     The draw depends only on (seed, task text, step index): reproducible per rollout, and
-    independent across tasks."""
+    independent across tasks. Every slip is appended to `log`."""
 
     rate: float = 0.0
     seed: int = 0
     slip: Slip | None = None
+    log: list[SlipRecord] = field(default_factory=list)
 
     def __call__(self, action: Action, history: Sequence[Step]) -> Action:
         if self.slip is None or self.rate <= 0:
@@ -38,7 +51,27 @@ class Slipper:
         rng = random.Random(f"{self.seed}:{len(history)}:{history[0].content}")
         if rng.random() >= self.rate:
             return action
-        return self.slip(action, rng) or action
+        slipped = self.slip(action, rng)
+        if slipped is None:
+            return action
+        self.log.append(SlipRecord(len(history), slipped[0], action, slipped[1]))
+        return slipped[1]
+
+
+class ScriptedSystem:
+    """What every scripted system shares: its slip model and the slip log."""
+
+    name: str
+    topology: str
+    agents: tuple[str, ...]
+    policy = "scripted"
+
+    def __init__(self, slip_rate: float = 0.0, seed: int = 0, slip: Slip | None = None) -> None:
+        self._slipper = Slipper(slip_rate, seed, slip)
+
+    @property
+    def slips(self) -> list[SlipRecord]:
+        return self._slipper.log
 
 
 def proposed_answer(history: Sequence[Step]) -> str:
@@ -47,14 +80,11 @@ def proposed_answer(history: Sequence[Step]) -> str:
     return match.group(1) if match else ""
 
 
-class ScriptedReact:
+class ScriptedReact(ScriptedSystem):
     """Single-agent ReAct: subclasses implement `act(history)`."""
 
-    name, topology, policy = "react", "single", "scripted"
+    name, topology = "react", "single"
     agents = ("assistant",)
-
-    def __init__(self, slip_rate: float = 0.0, seed: int = 0, slip: Slip | None = None) -> None:
-        self._slipper = Slipper(slip_rate, seed, slip)
 
     def act(self, history: Sequence[Step]) -> Action:
         raise NotImplementedError
@@ -63,7 +93,7 @@ class ScriptedReact:
         return self._slipper(self.act(history), history)
 
 
-class ScriptedSolverVerifier:
+class ScriptedSolverVerifier(ScriptedSystem):
     """The solver works and proposes (a message); the verifier then either answers or sends
     the solver back, and the solver starts over from the verifier's message.
 
@@ -71,11 +101,8 @@ class ScriptedSolverVerifier:
     being the index of the verifier's last message, 0 before it spoke) and
     `verify(history, since)`."""
 
-    name, topology, policy = "solver_verifier", "multi", "scripted"
+    name, topology = "solver_verifier", "multi"
     agents = ("solver", "verifier")
-
-    def __init__(self, slip_rate: float = 0.0, seed: int = 0, slip: Slip | None = None) -> None:
-        self._slipper = Slipper(slip_rate, seed, slip)
 
     def solver_turn(self, history: Sequence[Step], since: int) -> Action:
         raise NotImplementedError
@@ -91,4 +118,63 @@ class ScriptedSolverVerifier:
             action = self.verify(history, since)
         else:
             action = self.solver_turn(history, since)
+        return self._slipper(action, history)
+
+
+ADDRESSED = re.compile(r"^To (\w+):")
+
+
+def addressee(step: Step) -> str | None:
+    """Whom a message is for: messages between agents start with `To <agent>:`."""
+    match = ADDRESSED.match(step.content) if step.kind == "message" else None
+    return match.group(1) if match else None
+
+
+def tell(sender: str, to: str, text: str) -> Action:
+    """A message from one agent to another, in the form `addressee` reads."""
+    return Action(sender, f"To {to}: {text}")
+
+
+class ScriptedOrchestrator(ScriptedSystem):
+    """Orchestrator + specialist workers + verifier.
+
+    The orchestrator plans and hands one sub-task at a time to a worker (`To <worker>: ...`);
+    the worker acts with tools until it reports back (`To orchestrator: ...`); when the
+    orchestrator has what it needs it hands the result to the verifier, who either calls
+    `final_answer` (or the benchmark's finishing tool) or sends it back
+    (`To orchestrator: ...`). Who speaks is decided here from the last agent step; what they
+    say is the subclass's: `orchestrate(history)`, `work(worker, history)`,
+    `verify(history)`. Subclasses set `agents = ("orchestrator", <workers...>, "verifier")`.
+    """
+
+    name, topology = "orchestrator", "multi"
+    agents: tuple[str, ...] = ("orchestrator", "worker", "verifier")
+
+    def orchestrate(self, history: Sequence[Step]) -> Action:
+        raise NotImplementedError
+
+    def work(self, worker: str, history: Sequence[Step]) -> Action:
+        raise NotImplementedError
+
+    def verify(self, history: Sequence[Step]) -> Action:
+        raise NotImplementedError
+
+    def speaker(self, history: Sequence[Step]) -> str:
+        agent_steps = [s for s in history if s.is_agent_step]
+        if not agent_steps:
+            return "orchestrator"
+        last = agent_steps[-1]
+        if last.kind == "action":  # a tool call: the same agent goes on after the result
+            return last.actor
+        to = addressee(last)
+        return to if to in self.agents else "orchestrator"
+
+    def next_action(self, history: Sequence[Step]) -> Action:
+        who = self.speaker(history)
+        if who == "orchestrator":
+            action = self.orchestrate(history)
+        elif who == "verifier":
+            action = self.verify(history)
+        else:
+            action = self.work(who, history)
         return self._slipper(action, history)

@@ -117,3 +117,10 @@ class TableSolverVerifierSystem(ScriptedSolverVerifier):
             "final_answer",
             {"answer": answer},
         )
+
+
+POLICIES: dict[str, type] = {
+    "react": TableReactSystem,
+    "solver_verifier": TableSolverVerifierSystem,
+}
+"""System name -> this benchmark's scripted reference policy."""

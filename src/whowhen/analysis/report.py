@@ -70,7 +70,9 @@ def render_report(
             [
                 "<h2>Natural failures of the rollouts</h2>",
                 "<p class='note'>Rollouts per (benchmark, system) with the seeded slip model on; "
-                "the failed ones are the natural failures the taxonomy is mined from.</p>",
+                "the failed ones are the natural failures the taxonomy is mined from. "
+                "<code>n_slips</code>: slips the slip model made (logged out of band); "
+                "<code>n_recovered</code>: runs that slipped and still succeeded.</p>",
                 table_html(overview),
             ]
             if overview is not None

@@ -199,3 +199,11 @@ class ArithmeticEnv(AnswerEnv):
     @staticmethod
     def score(answer: str | None, gold: str) -> bool:
         return normalize_answer(answer) == gold
+
+
+def make_tasks(cfg: dict, seed: int) -> list[Task]:
+    """The registry's entry point: tasks from the benchmark's config section."""
+    return generate_tasks(cfg["n_tasks"], seed, cfg.get("min_ops", 3), cfg.get("max_ops", 5))
+
+
+Env = ArithmeticEnv

@@ -130,19 +130,47 @@ def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
     return calc_action(action.actor, op, a, n, expr_a=typo(a, rng))
 
 
-OPERATORS: dict[str, Operator] = {
+_CORE: dict[str, Operator] = {
     "reasoning.wrong_operand": wrong_operand,
     "reasoning.wrong_operator": wrong_operator,
     "action.wrong_tool_argument": wrong_tool_argument,
 }
 
 
-def random_slip(action: Action, rng: random.Random) -> Action | None:
-    """The slip model of the scripted policies: a random applicable operator."""
+def _combined(operators: list[Operator]) -> Operator:
+    """One mode's operator: the first of the benchmarks' operators that applies."""
+
+    def apply(action: Action, rng: random.Random) -> Action | None:
+        for op in operators:
+            replaced = op(action, rng)
+            if replaced is not None and replaced != action:
+                return replaced
+        return None
+
+    return apply
+
+
+def _registry() -> dict[str, Operator]:
+    """Mode id -> operator, from the core operators above and each agents module's
+    OPERATORS table (the operators for that benchmark's own tools and messages)."""
+    from whowhen.benchmarks import builtin_modules
+
+    by_mode: dict[str, list[Operator]] = {mode: [op] for mode, op in _CORE.items()}
+    for mod in builtin_modules("agents").values():
+        for mode, op in getattr(mod, "OPERATORS", {}).items():
+            by_mode.setdefault(mode, []).append(op)
+    return {mode: _combined(ops) for mode, ops in sorted(by_mode.items())}
+
+
+OPERATORS: dict[str, Operator] = _registry()
+
+
+def random_slip(action: Action, rng: random.Random) -> tuple[str, Action] | None:
+    """The slip model of the scripted policies: a random applicable operator, and its mode."""
     names = sorted(OPERATORS)
     rng.shuffle(names)
     for name in names:
         replaced = OPERATORS[name](action, rng)
         if replaced is not None and replaced != action:
-            return replaced
+            return name, replaced
     return None

@@ -33,13 +33,15 @@ def programmatic(
 
 
 def candidate_steps(steps: pl.DataFrame, taxonomy: Taxonomy) -> pl.DataFrame:
-    """Agent action steps that at least one mode with an operator applies to."""
+    """Agent steps (tool calls, and messages as action type `message`) that at least one
+    mode with an operator applies to."""
     types = sorted({t for m in taxonomy.modes if m.id in OPERATORS for t in m.action_types})
-    return steps.filter(
-        (pl.col("kind") == "action")
-        & ~pl.col("actor").is_in(NON_AGENT_ACTORS)
-        & pl.col("tool").is_in(types)
-    ).sort("run_id", "step")
+    return (
+        steps.filter(pl.col("kind").is_in(["action", "message"]))
+        .with_columns(pl.col("tool").fill_null("message").alias("action_type"))
+        .filter(~pl.col("actor").is_in(NON_AGENT_ACTORS) & pl.col("action_type").is_in(types))
+        .sort("run_id", "step")
+    )
 
 
 def plan_injections(
@@ -66,7 +68,7 @@ def plan_injections(
             (s, m)
             for s in cands.filter(pl.col("run_id") == run["run_id"]).iter_rows(named=True)
             for m in enabled
-            if s["tool"] in m.action_types
+            if s["action_type"] in m.action_types
         ]
         rng.shuffle(options)
         # choose step first, then mode, so steps with many modes are not over-sampled
@@ -99,7 +101,7 @@ def plan_injections(
                         "system": run["system"],
                         "step": step,
                         "agent": original.actor,
-                        "action_type": original.tool,
+                        "action_type": original.tool or "message",
                         "mode": mode.id,
                         "category": mode.category,
                         "original_action": original.to_json(),

@@ -17,7 +17,10 @@ class Episode:
     verdict: Verdict | None = None
 
     def start(self, env: Environment) -> None:
-        self.history = [Step(0, "user", "message", env.reset())]
+        text = env.reset()  # reset first: it renders the task's media
+        self.history = [
+            Step(0, "user", "message", text, media=tuple(getattr(env, "task_media", ())))
+        ]
 
     def apply(self, env: Environment, action: Action) -> Step | None:
         """Record the agent output, execute it, record the observation (if any); return it."""
@@ -36,8 +39,8 @@ class Episode:
         result = env.step(action)
         if result is None:
             return None
-        tool, text = result
-        obs = Step(len(self.history), tool, "observation", text)
+        tool, text, *media = result  # (tool, text) or (tool, text, media refs)
+        obs = Step(len(self.history), tool, "observation", text, media=tuple(*media))
         self.history.append(obs)
         return obs
 

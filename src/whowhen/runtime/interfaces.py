@@ -29,8 +29,9 @@ class Environment(Protocol):
     def reset(self) -> str:
         """Start the episode; return the task text shown to the agents (step 0)."""
 
-    def step(self, action: Action) -> tuple[str, str] | None:
-        """Apply an agent output; return (tool name, observation text) or None for messages."""
+    def step(self, action: Action) -> tuple[str, str] | tuple[str, str, tuple[str, ...]] | None:
+        """Apply an agent output; return (tool name, observation text[, media refs]) or None
+        for messages. An environment with a task image sets `task_media` in `reset()`."""
 
     @property
     def done(self) -> bool: ...
