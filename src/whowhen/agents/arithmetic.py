@@ -8,8 +8,9 @@ unless the verifier notices it (a recovery).
 
 from __future__ import annotations
 
+import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from whowhen.agents.scripted import ScriptedReact, ScriptedSolverVerifier, proposed_answer
 from whowhen.benchmarks.arithmetic import OPS, SYMBOL_TO_OP, parse_problem
@@ -137,3 +138,106 @@ class SolverVerifierSystem(ScriptedSolverVerifier):
 
 POLICIES: dict[str, type] = {"react": ReactSystem, "solver_verifier": SolverVerifierSystem}
 """System name -> this benchmark's scripted reference policy."""
+
+
+# --- code as action: one `print(<total> <op> <n>)` program per operation -------------------
+
+_PY_SYMBOL = {"add": "+", "sub": "-", "mul": "*", "div": "//"}
+_PY_OP = {sym: op for op, sym in _PY_SYMBOL.items()}
+_CODE = re.compile(r"^print\((-?\d+(?:\.\d+)?) (\+|-|\*|//) (-?\d+(?:\.\d+)?)\)$")
+_STATED = re.compile(
+    r"^Next, (?:add|subtract|multiply|divide) .*running total of (-?\d+(?:\.\d+)?)"
+)
+
+
+def code_action(actor: str, op: str, a: str, n: str, code_a: str | None = None) -> Action:
+    """A code step: the stated intent, and the program actually run (`code_a` differs from
+    `a` only for an action error: right intent, mistyped total). Division is exact in this
+    benchmark, so the program uses `//` and prints an integer."""
+    code = f"print({code_a if code_a is not None else a} {_PY_SYMBOL[op]} {n})"
+    return Action(actor, _TEMPLATES[op].format(n=n, a=a), "run_python", {"code": code})
+
+
+def parse_code(action: Action | Step) -> tuple[str, str, str, str] | None:
+    """(op, a, n, code_a) of a code step in the form `code_action` writes, else None."""
+    if action.tool != "run_python" or not action.tool_args:
+        return None
+    m = _CODE.match(str(action.tool_args.get("code", "")).strip())
+    stated = _STATED.match(action.content)
+    if not m or not stated:
+        return None
+    code_a, sym, n = m.groups()
+    return _PY_OP[sym], stated.group(1), n, code_a
+
+
+class CodeActSystem(ScriptedReact):
+    """Single agent acting in code: one small program per operation, each reading the
+    running total from the last program's output, then the answer."""
+
+    name = "code_act"
+
+    def act(self, history: Sequence[Step]) -> Action:
+        start, ops = _problem(history)
+        runs = [s for s in history if s.actor == "assistant" and s.tool == "run_python"]
+        outputs = [s for s in history if s.kind == "observation" and s.actor == "run_python"]
+        total = outputs[-1].content.strip() if outputs else str(start)
+        if len(runs) < len(ops):
+            op, n = ops[len(runs)]
+            return code_action("assistant", op, total, str(n))
+        return final_action("assistant", total)
+
+
+POLICIES["code_act"] = CodeActSystem
+
+
+def _as_code(mode: str) -> Callable[[Action, random.Random], Action | None]:
+    """The core calculator operator of `mode`, applied to a code step: the program is read
+    as the equivalent calculator step, changed, and written back as a program."""
+
+    def apply(action: Action, rng: random.Random) -> Action | None:
+        from whowhen.injection import operators
+
+        parsed = parse_code(action)
+        if parsed is None:
+            return None
+        op, a, n, code_a = parsed
+        core = {
+            "reasoning.wrong_operand": operators.wrong_operand,
+            "reasoning.wrong_operator": operators.wrong_operator,
+            "action.wrong_tool_argument": operators.wrong_tool_argument,
+        }[mode]
+        changed = core(calc_action(action.actor, op, a, n, code_a), rng)
+        back = parse_calc(changed) if changed is not None else None
+        return code_action(action.actor, *back) if back is not None else None
+
+    return apply
+
+
+OPERATORS: dict[str, Callable[[Action, random.Random], Action | None]] = {
+    mode: _as_code(mode)
+    for mode in (
+        "reasoning.wrong_operand",
+        "reasoning.wrong_operator",
+        "action.wrong_tool_argument",
+    )
+}
+"""Taxonomy mode -> operator for the code-as-action steps (`print(<total> <op> <n>)`);
+calculator steps are handled by the core operators in whowhen.injection.operators."""
+
+PROMPTS: dict[str, dict[str, str]] = {
+    "react": {
+        "assistant": "You solve a multi-step word problem: apply one operation at a time with "
+        "calculator, carrying the running total, then give it with final_answer.",
+    },
+    "code_act": {
+        "assistant": "You solve a multi-step word problem by writing short Python programs "
+        "with run_python (one operation each, printing the running total), then final_answer.",
+    },
+    "solver_verifier": {
+        "solver": "You compute the answer with calculator, one operation at a time, and propose "
+        "it to the verifier in a message ('Proposed answer: N.').",
+        "verifier": "You check every calculation's operation against the problem; if all are "
+        "right call final_answer with the proposed answer, else send the solver back.",
+    },
+}
+"""System -> agent -> the role prompt an LLM playing that agent gets."""

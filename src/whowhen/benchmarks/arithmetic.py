@@ -20,20 +20,18 @@ BENCHMARK = "arithmetic"
 MODALITY = "text"
 CATEGORY = "stem"
 TOOLS = ("calculator", "final_answer")
-TOOL_SPECS = (
-    {
-        "name": "calculator",
-        "description": "Evaluate an arithmetic expression (+ - * / and "
-        "parentheses) and return the number.",
-        "parameters": {
-            "type": "object",
-            "required": ["expression"],
-            "additionalProperties": False,
-            "properties": {"expression": {"type": "string"}},
-        },
+CALCULATOR_TOOL = {
+    "name": "calculator",
+    "description": "Evaluate an arithmetic expression (+ - * / and "
+    "parentheses) and return the number.",
+    "parameters": {
+        "type": "object",
+        "required": ["expression"],
+        "additionalProperties": False,
+        "properties": {"expression": {"type": "string"}},
     },
-    FINAL_ANSWER_TOOL,
-)
+}
+TOOL_SPECS = (CALCULATOR_TOOL, FINAL_ANSWER_TOOL)
 """Tool schemas (JSON Schema parameters), for LLM policies: native tool calls or text."""
 
 NAMES = ("Ava", "Ben", "Chloe", "Dev", "Elif", "Femi", "Grace", "Hiro", "Ines", "Jon")

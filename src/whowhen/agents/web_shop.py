@@ -1,0 +1,340 @@
+"""Scripted reference policies for the web shop, deciding only from the visible history.
+
+ReAct: search the product word, open the first result with that word whose price fits,
+go back if it lacks the wanted colour or size, select each option, add to cart, check out.
+Orchestrator: a searcher finds and opens the item, a buyer configures it and adds it to the
+cart, and a verifier checks the cart's options against the instruction before checking
+out (it does not re-check the price, trusting the searcher: an over-budget item gets
+through, a wrong option or a doubled cart is sent back and fixed).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+
+from whowhen.agents.scripted import ScriptedOrchestrator, ScriptedReact, addressee, tell
+from whowhen.agents.web_shop_pages import (
+    Item,
+    added,
+    cart,
+    current_page,
+    last_message_to,
+    observations,
+    product,
+    results,
+    selected_names,
+)
+from whowhen.benchmarks.web_shop import parse_instruction
+from whowhen.runtime import Action, Step
+
+Want = list[tuple[str, str]]
+
+CLICK = (
+    "The results list these {noun}s: {listing}. {choice} fits the ${cap} budget; I will open it."
+)
+CLICK_RE = re.compile(
+    r"^The results list these (\w+)s: (.+)\. ([^.]+ \((P\d+), \$\d+\.\d\d\)) fits the "
+    r"\$(\d+) budget; I will open it\.$"
+)
+LISTED = re.compile(r"([A-Z][\w ]*?) \((P\d+), \$(\d+)\.(\d\d)\)")
+SELECT = "Options for the {noun}'s {name}: {values}. I will select {name} {value}."
+SELECT_RE = re.compile(r"^Options for the (\w+)'s (\w+): (.+)\. I will select \2 (\w+)\.$")
+ADD = "All options for the {noun} are set; I will add it to the cart."
+CHECKOUT = "The {noun} is in the cart; I will check out."
+APPROVE = "The cart holds one {desc}, as the instruction asks; I will check out."
+REJECT_RE = re.compile(
+    r"^To orchestrator: Check failed: the cart holds .+, but the instruction asks for one "
+    r"(.+)\. Please fix the cart\.$"
+)
+FOUND_RE = re.compile(r"found item (P\d+) \((.+), \$[\d.]+\)")
+BUY_RE = re.compile(r"item (P\d+) \((.+)\) is open; select (.+), then add it to the cart\.")
+ADDED_RE = re.compile(r"^To orchestrator: added item (P\d+) ")
+SEARCH_RE = re.compile(r"find an? (\w+) (\w+)(?: in size (\w+))? under \$(\d+) ")
+OPTION_RE = re.compile(r"(colour|size) (\w+)")
+
+
+def _want(colour: str, size: str | None) -> Want:
+    return [("colour", colour)] + ([("size", size)] if size else [])
+
+
+def _describe(colour: str, noun: str, size: str | None) -> str:
+    return f"{colour} {noun}" + (f" in size {size}" if size else "")
+
+
+def _entry(item: Item) -> str:
+    return f"{item.name} ({item.item_id}, {item.price})"
+
+
+def find_item(
+    actor: str, history: Sequence[Step], since: int, noun: str, want: Want, cap: int
+) -> Action | Item | None:
+    """The next browsing action, the open product once it offers what is wanted, or None
+    when no result is left to try."""
+    searched = [s for s in history[since:] if s.actor == actor and s.tool == "search"]
+    page = current_page(history, since)
+    if not searched or page is None or page.kind == "home":
+        return Action(actor, f"I will search the shop for {noun}s.", "search", {"query": noun})
+    if page.kind == "cart":
+        return Action(actor, "I will go back from the cart.", "click", {"target": "back"})
+    if page.kind == "product":
+        item = product(page.text)
+        if item is not None and item.offers(want):
+            return item
+        name = item.name if item else "product"
+        missing = [f"{k} {v}" for k, v in want if item is None or not item.offers([(k, v)])]
+        return Action(
+            actor,
+            f"The {name} does not offer {' and '.join(missing)}; I will go back to the results.",
+            "click",
+            {"target": "back"},
+        )
+    last_search = max(i for i, s in enumerate(history) if s.actor == "search")
+    opened = {
+        it.item_id
+        for s in observations(history, "click", last_search)
+        if (it := product(s.content)) is not None
+    }
+    matches = [r for r in results(page.text) if r.word == noun]
+    fits = [r for r in matches if r.cents < cap * 100 and r.item_id not in opened]
+    if not fits:
+        return None
+    listing = ", ".join(_entry(r) for r in matches)
+    text = CLICK.format(noun=noun, listing=listing, choice=_entry(fits[0]), cap=cap)
+    return Action(actor, text, "click", {"target": fits[0].item_id})
+
+
+def configure(actor: str, history: Sequence[Step], since: int, item: Item, want: Want) -> Action:
+    """Select each wanted option not yet selected, then add the item to the cart."""
+    done = selected_names(history, since)
+    for name, value in want:
+        if name not in done:
+            values = ", ".join(dict(item.options).get(name, ()))
+            text = SELECT.format(noun=item.word, name=name, values=values, value=value)
+            return Action(actor, text, "select_option", {"name": name, "value": value})
+    return Action(actor, ADD.format(noun=item.word), "add_to_cart", {})
+
+
+class ShopReactSystem(ScriptedReact):
+    def act(self, history: Sequence[Step]) -> Action:
+        colour, noun, size, cap = parse_instruction(history[0].content)
+        want = _want(colour, size)
+        found = find_item("assistant", history, 0, noun, want, cap)
+        if found is None:
+            text = f"No {noun} on the results page fits the instruction; I will check out."
+            return Action("assistant", text, "checkout", {})
+        if isinstance(found, Action):
+            return found
+        page = current_page(history)
+        assert page is not None
+        if added(history, page.index):
+            return Action("assistant", CHECKOUT.format(noun=noun), "checkout", {})
+        return configure("assistant", history, page.index, found, want)
+
+
+class ShopOrchestratorSystem(ScriptedOrchestrator):
+    agents = ("orchestrator", "searcher", "buyer", "verifier")
+
+    def orchestrate(self, history: Sequence[Step]) -> Action:
+        colour, noun, size, cap = parse_instruction(history[0].content)
+        last = next((s for s in reversed(history) if s.is_agent_step), None)
+        report = last.content if last is not None and addressee(last) == "orchestrator" else ""
+        found = FOUND_RE.search(report) if last and last.actor == "searcher" else None
+        if found:
+            options = " and ".join(f"{k} {v}" for k, v in _want(colour, size))
+            return tell(
+                "orchestrator",
+                "buyer",
+                f"item {found.group(1)} ({found.group(2)}) is open; select {options}, "
+                "then add it to the cart.",
+            )
+        adds = ADDED_RE.search(report) if last and last.actor == "buyer" else None
+        if adds:
+            return tell(
+                "orchestrator",
+                "verifier",
+                f"the buyer added item {adds.group(1)} to the cart. Check the cart against "
+                "the instruction and check out if it matches.",
+            )
+        return tell(
+            "orchestrator",
+            "searcher",
+            f"find {'an' if colour[0] in 'aeiou' else 'a'} {_describe(colour, noun, size)} "
+            f"under ${cap} and leave its product page open.",
+        )
+
+    def work(self, worker: str, history: Sequence[Step]) -> Action:
+        since = last_message_to(history, worker)
+        request = history[since].content
+        if worker == "searcher":
+            return self._search(history, since, request)
+        return self._buy(history, since, request)
+
+    def _search(self, history: Sequence[Step], since: int, request: str) -> Action:
+        m = SEARCH_RE.search(request)
+        if m is None:
+            return tell("searcher", "orchestrator", "I could not tell what to look for.")
+        colour, noun, size, cap = m.group(1), m.group(2), m.group(3), int(m.group(4))
+        found = find_item("searcher", history, since, noun, _want(colour, size), cap)
+        if found is None:
+            return tell("searcher", "orchestrator", f"no {noun} on the results page fits.")
+        if isinstance(found, Action):
+            return found
+        return tell(
+            "searcher",
+            "orchestrator",
+            f"found item {found.item_id} ({found.name}, {found.price}); its product page is open.",
+        )
+
+    def _buy(self, history: Sequence[Step], since: int, request: str) -> Action:
+        m = BUY_RE.search(request)
+        if m is None:
+            return tell("buyer", "orchestrator", "I could not add the item: no item was named.")
+        item_id, want = m.group(1), OPTION_RE.findall(m.group(3))
+        done = added(history, since)
+        if done:
+            line = done[-1].content.split("\n", 1)[0].removeprefix("Added to cart: ")
+            return tell("buyer", "orchestrator", f"added item {item_id} to the cart: {line}.")
+        last = history[-1]
+        if last.actor == "select_option" and last.content.startswith("Error:"):
+            reason = last.content.removeprefix("Error: ").rstrip(".")
+            return tell("buyer", "orchestrator", f"I could not add item {item_id}: {reason}.")
+        page = current_page(history)
+        lines = cart(history)
+        if lines and (page is None or page.kind != "cart"):
+            text = "The cart still holds an earlier item; I will open the cart to empty it."
+            return Action("buyer", text, "click", {"target": "cart"})
+        if page is not None and page.kind == "cart":
+            if lines:
+                first = lines[0][0].item_id
+                text = f"I will remove {first} from the cart."
+                return Action("buyer", text, "click", {"target": f"remove {first}"})
+            text = "The cart is empty; I will go back to the product page."
+            return Action("buyer", text, "click", {"target": "back"})
+        item = product(page.text) if page is not None and page.kind == "product" else None
+        if item is None or item.item_id != item_id:
+            return tell("buyer", "orchestrator", f"I could not add item {item_id}: it is not open.")
+        return configure("buyer", history, max(since, page.index), item, want)
+
+    def verify(self, history: Sequence[Step]) -> Action:
+        colour, noun, size, _ = parse_instruction(history[0].content)
+        desc, want = _describe(colour, noun, size), dict(_want(colour, size))
+        lines = cart(history)
+        if len(lines) == 1 and lines[0][1] == want and lines[0][0].word == noun:
+            return Action("verifier", APPROVE.format(desc=desc), "checkout", {})
+        if not lines:
+            holds = "nothing"
+        elif len(lines) > 1:
+            holds = f"{len(lines)} items"
+        else:
+            opts = ", ".join(f"{k}={v}" for k, v in lines[0][1].items())
+            holds = f"{lines[0][0].name} ({opts})"
+        return tell(
+            "verifier",
+            "orchestrator",
+            f"Check failed: the cart holds {holds}, but the instruction asks for one {desc}. "
+            "Please fix the cart.",
+        )
+
+
+# operators ---------------------------------------------------------------------------
+
+
+def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
+    """A neighbouring option value from the listed ones, or a neighbouring listed item."""
+    if action.tool == "select_option" and (m := SELECT_RE.match(action.content)):
+        values = [v.strip() for v in m.group(3).split(",")]
+        if m.group(4) not in values:
+            return None
+        i = values.index(m.group(4))
+        near = [values[j] for j in (i - 1, i + 1) if 0 <= j < len(values)]
+        args = {"name": m.group(2), "value": rng.choice(near)} if near else None
+        return Action(action.actor, action.content, "select_option", args) if args else None
+    if action.tool == "click" and (m := CLICK_RE.match(action.content)):
+        ids = [i for _, i, _, _ in LISTED.findall(m.group(2))]
+        if m.group(4) not in ids:
+            return None
+        i = ids.index(m.group(4))
+        near = [ids[j] for j in (i - 1, i + 1) if 0 <= j < len(ids)]
+        return Action(action.actor, action.content, "click", {"target": rng.choice(near)})
+    return None
+
+
+def premature_finish(action: Action, rng: random.Random) -> Action | None:
+    """Add to cart, or check out, while an option is still unset."""
+    m = SELECT_RE.match(action.content) if action.tool == "select_option" else None
+    if m is None:
+        return None
+    noun = m.group(1)
+    if rng.random() < 0.5:
+        return Action(action.actor, ADD.format(noun=noun), "add_to_cart", {})
+    return Action(action.actor, CHECKOUT.format(noun=noun), "checkout", {})
+
+
+def wrong_tool(action: Action, rng: random.Random) -> Action | None:
+    """Check out instead of adding to the cart (empty cart), or add again instead of
+    checking out (a doubled cart)."""
+    swap = {"add_to_cart": "checkout", "checkout": "add_to_cart"}.get(action.tool or "")
+    return Action(action.actor, action.content, swap, {}) if swap else None
+
+
+def misidentified_object(action: Action, rng: random.Random) -> Action | None:
+    """Take a listed item with the same product word but over the budget for the one that
+    fits, and open it."""
+    m = CLICK_RE.match(action.content) if action.tool == "click" else None
+    if m is None:
+        return None
+    cap = int(m.group(5))
+    over = [
+        (name, i, f"${d}.{c}")
+        for name, i, d, c in LISTED.findall(m.group(2))
+        if int(d) * 100 + int(c) >= cap * 100 and i != m.group(4)
+    ]
+    if not over:
+        return None
+    name, item_id, price = rng.choice(over)
+    choice = f"{name} ({item_id}, {price})"
+    text = CLICK.format(noun=m.group(1), listing=m.group(2), choice=choice, cap=cap)
+    return Action(action.actor, text, "click", {"target": item_id})
+
+
+def false_approval(action: Action, rng: random.Random) -> Action | None:
+    """The verifier checks out the cart it was about to send back."""
+    m = REJECT_RE.match(action.content) if action.tool is None else None
+    if m is None or action.actor != "verifier":
+        return None
+    return Action(action.actor, APPROVE.format(desc=m.group(1)), "checkout", {})
+
+
+POLICIES: dict[str, type] = {"react": ShopReactSystem, "orchestrator": ShopOrchestratorSystem}
+"""System name -> this benchmark's scripted reference policy."""
+
+OPERATORS = {
+    "action.wrong_tool_argument": wrong_tool_argument,
+    "planning.premature_finish": premature_finish,
+    "action.wrong_tool": wrong_tool,
+    "perception.misidentified_object": misidentified_object,
+    "verification.false_approval": false_approval,
+}
+"""Taxonomy mode -> operator for this benchmark's click, select_option, add_to_cart,
+checkout and the verifier's messages."""
+
+PROMPTS: dict[str, dict[str, str]] = {
+    "react": {
+        "assistant": "You shop on a web store for the item the instruction describes: use "
+        "search and click to find and open it, select_option for each option, add_to_cart, "
+        "then checkout.",
+    },
+    "orchestrator": {
+        "orchestrator": "You coordinate the purchase: have the searcher find and open the "
+        "item, the buyer configure it and add it to the cart, then ask the verifier to check.",
+        "searcher": "You find the product the orchestrator describes with search and click, "
+        "checking price and options, and report its item id with its page left open.",
+        "buyer": "You configure the open product with select_option, add it with add_to_cart "
+        "(emptying the cart first via click if it holds an earlier item), and report back.",
+        "verifier": "You check the cart against the instruction; if it matches, call checkout, "
+        "otherwise send it back to the orchestrator with the reason.",
+    },
+}
+"""System -> agent -> the role prompt an LLM playing that agent would get."""

@@ -1,0 +1,244 @@
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from whowhen.agents import make_system
+from whowhen.agents.chart_qa import (
+    CHART_LEAD,
+    PROMPTS,
+    calc_action,
+    parse_values,
+)
+from whowhen.agents.chart_qa import (
+    OPERATORS as CHART_OPERATORS,
+)
+from whowhen.benchmarks.chart_qa import (
+    KINDS,
+    ChartQAEnv,
+    generate_tasks,
+    make_tasks,
+    parse_task,
+    task_text,
+    trend_of,
+)
+from whowhen.benchmarks.chart_render import chart_png, read_bar_values, render_chart
+from whowhen.injection import OPERATORS, random_slip
+from whowhen.media import load_bytes, load_rgb, png_bytes
+from whowhen.runtime import Action, run_episode, warm_start
+
+SYSTEMS = ("react", "orchestrator")
+
+
+def tasks(n: int = 40) -> list:
+    """The test tasks; generated (memoized) inside each test, so their images go to that
+    test's media store and nothing is rendered at import time."""
+    return generate_tasks(n, seed=2)
+
+
+def _episode(task, system: str = "react"):
+    return run_episode(ChartQAEnv(task), make_system(system, "chart_qa"), 60)
+
+
+def test_tasks_are_seeded_with_identical_media() -> None:
+    again = generate_tasks(40, seed=2)
+    assert again == tasks() and generate_tasks(40, seed=3) != tasks()
+    assert make_tasks({"n_tasks": 40}, 2) == tasks()
+    assert {t.kind for t in tasks()} == set(KINDS)
+    task = tasks()[0]
+    fresh = png_bytes(render_chart(task.values, task.categories, task.colour, task.ymax))
+    assert load_bytes(task.media[0]) == fresh  # byte-identical on a fresh render
+    for task in tasks():
+        info = parse_task(task_text(task))
+        assert (info.categories, info.kind, info.pair, info.ymax) == (
+            task.categories,
+            task.kind,
+            task.pair,
+            task.ymax,
+        )
+        assert 4 <= len(task.values) <= 7 and len(set(task.values)) == len(task.values)
+        if task.kind == "trend":
+            assert task.answer == trend_of(task.values)
+
+
+def test_media_survive_a_new_store(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("WHOWHEN_MEDIA_DIR", str(tmp_path))  # make_tasks is memoized
+    env = ChartQAEnv(tasks()[1])
+    env.reset()
+    assert (tmp_path / tasks()[1].media[0][:2] / tasks()[1].media[0]).exists()
+
+
+@pytest.mark.parametrize("ymax", [100, 50])
+def test_read_chart_reads_the_pixels_exactly(ymax: int) -> None:
+    for task in tasks() if ymax == 100 else generate_tasks(30, seed=4, ymax=ymax):
+        assert read_bar_values(load_rgb(task.media[0]), task.ymax) == list(task.values)
+        # the tool sees only the image: hidden values changed, the reading is the same
+        blind = dataclasses.replace(task, values=(0,) * len(task.values))
+        env = ChartQAEnv(blind)
+        env.reset()
+        out = env.step(Action("a", "", "read_chart", {}))[1]
+        read = parse_values(out)
+        assert read is not None
+        assert read[1] == list(zip(task.categories, task.values, strict=True))
+
+
+def test_tool_errors_are_observations() -> None:
+    env = ChartQAEnv(tasks()[0])
+    env.reset()
+    assert env.step(Action("a", "", "read_chart", {"image": "nope.png"}))[1].startswith("Error:")
+    assert env.step(Action("a", "", "calculator", {"expression": "2 +"}))[1].startswith("Error:")
+    assert env.step(Action("a", "", "calculator", {"expression": "(64 - 31)"}))[1] == "33"
+    assert chart_png.cache_info().hits > 0  # resets reuse the rendered bytes
+
+
+def test_evaluator_relaxed_numbers_exact_words() -> None:
+    score = ChartQAEnv.score
+    assert score("33", "33") and score("The answer is 34", "33")  # within 5%
+    assert not score("36", "33") and not score(None, "33")
+    assert score(" lyon ", "Lyon") and not score("Graz", "Lyon")
+    assert score("Rise", "rise") and not score("fall", "rise")
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_reference_policies_solve_every_task(system: str) -> None:
+    for task in tasks():
+        episode = _episode(task, system)
+        assert episode.verdict.success, (task.question, episode.end_reason)
+        assert episode.end_reason == "done"
+    assert set(PROMPTS[system]) == set(make_system(system, "chart_qa").agents)
+
+
+def _wording(text: str) -> tuple[bool, ...]:
+    """Which kind of reasoning a step's text states (an operator must keep it)."""
+    return tuple(w in text for w in ("highest value is", "lowest value is", "From left to right "))
+
+
+def _applicable(history, mode: str) -> list[int]:
+    return [
+        s.step
+        for s in history
+        if s.is_agent_step and CHART_OPERATORS[mode](s.as_action(), random.Random(0)) is not None
+    ]
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_operators_give_different_valid_actions(system: str) -> None:
+    seen = set()
+    for task in tasks()[:12]:
+        history = _episode(task, system).history
+        for mode in CHART_OPERATORS:
+            for t in _applicable(history, mode):
+                seen.add(mode)
+                original = history[t].as_action()
+                for seed in range(5):
+                    wrong = OPERATORS[mode](original, random.Random(seed))
+                    assert wrong is not None and wrong != original
+                    assert (wrong.actor, wrong.tool) == (original.actor, original.tool)
+                    assert parse_values(wrong.content) or wrong.tool == "final_answer"
+                    assert _wording(wrong.content) == _wording(original.content)
+                    if wrong.tool == "calculator":
+                        assert wrong.tool_args["expression"].startswith("(")
+    expected = (
+        set(CHART_OPERATORS)
+        if system == "orchestrator"
+        else set(CHART_OPERATORS) - {"coordination.distorted_handoff"}
+    )
+    assert seen == expected
+
+
+def test_operators_ignore_other_actions() -> None:
+    for op in CHART_OPERATORS.values():
+        assert op(Action("a", "I will read the chart.", "read_chart", {}), random.Random(0)) is None
+        assert (
+            op(Action("a", "Final answer: 3.", "final_answer", {"answer": "3"}), random.Random(0))
+            is None
+        )
+        assert (
+            op(
+                Action(
+                    "solver",
+                    "Next, add 3 to the running total of 4.",
+                    "calculator",
+                    {"expression": "4 + 3"},
+                ),
+                random.Random(0),
+            )
+            is None
+        )
+
+
+def test_core_calculator_operators_keep_the_chart_wording() -> None:
+    # the arithmetic operators expect `a op b` and rewrite in their own template; the
+    # chart policies write `(a - b)`, so only the chart operators apply to them
+    values = [("Lyon", 64), ("Graz", 31), ("Porto", 58)]
+    action = calc_action("assistant", CHART_LEAD, values, "Lyon", "Graz")
+    rng = random.Random(0)
+    assert OPERATORS["reasoning.wrong_operand"](action, rng) is None
+    assert OPERATORS["reasoning.wrong_operator"](action, rng) is None
+    typo = OPERATORS["action.wrong_tool_argument"](action, rng)
+    assert typo.content == action.content and typo.tool_args != action.tool_args
+    misread = OPERATORS["perception.misread_value"](action, rng)
+    assert misread.content.startswith(CHART_LEAD) and "running total" not in misread.content
+
+
+def _first_failure(system: str, mode: str, kinds: tuple[str, ...], actor: str):
+    """(result, recorded) of the first injection of `mode` at an `actor` step that fails."""
+    policy = make_system(system, "chart_qa")
+    for task in (t for t in tasks() if t.kind in kinds):
+        recorded = _episode(task, system).history
+        for t in _applicable(recorded, mode):
+            if recorded[t].actor != actor:
+                continue
+            for seed in range(6):
+                wrong = OPERATORS[mode](recorded[t].as_action(), random.Random(seed))
+                result = warm_start(ChartQAEnv(task), policy, recorded, t, wrong, 60)
+                assert result.fidelity.exact
+                if not result.episode.verdict.success:
+                    return result, recorded
+    return None, None
+
+
+@pytest.mark.parametrize(
+    ("system", "mode", "kinds", "actor"),
+    [
+        ("react", "perception.misread_value", ("diff",), "assistant"),
+        ("react", "perception.misread_value", ("max", "min", "trend"), "assistant"),
+        ("react", "action.wrong_tool_argument", ("diff",), "assistant"),
+        ("orchestrator", "coordination.distorted_handoff", ("diff", "max"), "reader"),
+        ("orchestrator", "perception.misread_value", ("diff", "min"), "reader"),
+    ],
+)
+def test_injected_errors_propagate_to_failure(
+    system: str, mode: str, kinds: tuple[str, ...], actor: str
+) -> None:
+    result, _ = _first_failure(system, mode, kinds, actor)
+    assert result is not None, f"no failing injection of {mode}"
+    assert result.episode.end_reason == "done"
+
+
+def test_verifier_catches_an_analyst_slip() -> None:
+    system = make_system("orchestrator", "chart_qa")
+    task = next(t for t in tasks() if t.kind == "diff")
+    recorded = _episode(task, "orchestrator").history
+    t = next(s.step for s in recorded if s.actor == "analyst" and s.tool == "calculator")
+    wrong = OPERATORS["action.wrong_tool_argument"](recorded[t].as_action(), random.Random(1))
+    result = warm_start(ChartQAEnv(task), system, recorded, t, wrong, 60)
+    assert result.fidelity.exact and result.episode.verdict.success  # a recovery
+    assert any(
+        s.actor == "verifier" and s.content.startswith("To orchestrator: Check failed")
+        for s in result.episode.history
+    )
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_slip_model_at_rate_one_fails_without_crashing(system: str) -> None:
+    failures = 0
+    for seed, task in enumerate(tasks()[:12]):
+        policy = make_system(system, "chart_qa", slip_rate=1.0, seed=seed, slip=random_slip)
+        episode = run_episode(ChartQAEnv(task), policy, 40)
+        assert not episode.end_reason.startswith("error"), episode.end_reason
+        failures += not episode.verdict.success
+        assert policy.slips
+    assert failures >= 3  # relaxed scoring forgives a few small misreads

@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import random
+
+from whowhen.agents import make_system
+from whowhen.agents.arithmetic import POLICIES, code_action, parse_code
+from whowhen.benchmarks.arithmetic import ArithmeticEnv, generate_tasks
+from whowhen.injection import OPERATORS
+from whowhen.injection.operators import random_slip
+from whowhen.runtime import Action, run_episode, warm_start
+
+TASKS = generate_tasks(15, seed=6)
+CORE = ("reasoning.wrong_operand", "reasoning.wrong_operator", "action.wrong_tool_argument")
+
+
+def test_code_act_solves_every_task_one_program_per_operation() -> None:
+    assert set(POLICIES) >= {"react", "solver_verifier", "code_act"}
+    for task in TASKS:
+        episode = run_episode(ArithmeticEnv(task), make_system("code_act", "arithmetic"), 40)
+        assert episode.verdict.success, task.question
+        runs = [s for s in episode.history if s.tool == "run_python"]
+        assert len(runs) == len(task.ops)
+        assert all(parse_code(s) is not None for s in runs)
+        assert episode.history[-1].tool == "final_answer"
+
+
+def test_code_steps_round_trip_and_divide_exactly() -> None:
+    action = code_action("assistant", "div", "24", "3")
+    assert action.tool_args == {"code": "print(24 // 3)"}
+    assert parse_code(action) == ("div", "24", "3", "24")
+    assert (
+        parse_code(Action("assistant", "I will print.", "run_python", {"code": "print(1)"})) is None
+    )
+    assert parse_code(code_action("a", "add", "5", "2", code_a="50")) == ("add", "5", "2", "50")
+
+
+def test_core_operators_apply_to_code_steps() -> None:
+    action = code_action("assistant", "sub", "84", "9")
+    rng = random.Random(2)
+    operand = parse_code(OPERATORS["reasoning.wrong_operand"](action, rng))
+    assert operand[0] == "sub" and operand[1] == "84" and operand[2] != "9"
+    operator = parse_code(OPERATORS["reasoning.wrong_operator"](action, rng))
+    assert operator[0] != "sub" and operator[1:3] == ("84", "9")
+    typo = OPERATORS["action.wrong_tool_argument"](action, rng)
+    assert typo.content == action.content and typo.tool_args != action.tool_args
+    assert parse_code(typo)[3] != "84"
+    other = Action("assistant", "Let me check.", "run_python", {"code": "print(2 + 2)"})
+    for mode in CORE:
+        assert OPERATORS[mode](other, rng) is None  # not a step in the policy's form
+    assert OPERATORS["reasoning.logic_bug"](action, rng) is None
+
+
+def test_injected_wrong_operand_propagates() -> None:
+    system = make_system("code_act", "arithmetic")
+    for task in TASKS[:5]:
+        original = run_episode(ArithmeticEnv(task), system, 40)
+        t = next(s.step for s in original.history if s.tool == "run_python")
+        wrong = OPERATORS["reasoning.wrong_operand"](
+            original.history[t].as_action(), random.Random(0)
+        )
+        result = warm_start(ArithmeticEnv(task), system, original.history, t, wrong, 40)
+        assert result.fidelity.exact and not result.episode.verdict.success
+
+
+def test_slips_at_rate_one_fail_without_crashing() -> None:
+    outcomes = []
+    for task in TASKS[:8]:
+        policy = make_system("code_act", "arithmetic", slip_rate=1.0, slip=random_slip)
+        episode = run_episode(ArithmeticEnv(task), policy, 40)
+        assert not episode.end_reason.startswith("error"), episode.end_reason
+        assert policy.slips
+        outcomes.append(episode.verdict.success)
+    assert not any(outcomes)

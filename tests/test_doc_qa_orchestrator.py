@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from whowhen.agents import make_system
+from whowhen.agents.doc_qa import (
+    FIRST_REQUEST,
+    HANDOFF,
+    NEXT_REQUEST,
+    OPERATORS,
+    POLICIES,
+    PROMPTS,
+    REPORT,
+)
+from whowhen.benchmarks.doc_qa import CITIES, DocQAEnv, generate_tasks
+from whowhen.injection import OPERATORS as ALL_OPERATORS
+from whowhen.injection import random_slip
+from whowhen.injection.operators import _wrong_title
+from whowhen.runtime import Action, Episode, run_episode, warm_start
+
+TASKS = generate_tasks(40, seed=2)
+THREE = [t for t in TASKS if t.hops == 3]
+TWO = [t for t in TASKS if t.hops == 2]
+
+
+def run(task, system: str = "orchestrator") -> Episode:
+    return run_episode(DocQAEnv(task), make_system(system, "doc_qa"), 60)
+
+
+def inject(task, episode: Episode, t: int, action: Action, system: str = "orchestrator") -> Episode:
+    result = warm_start(
+        DocQAEnv(task), make_system(system, "doc_qa"), episode.history, t, action, 80
+    )
+    assert result.fidelity.exact
+    return result.episode
+
+
+def messages(episode: Episode, actor: str) -> list[int]:
+    return [s.step for s in episode.history if s.actor == actor and s.kind == "message"]
+
+
+def test_orchestrator_solves_every_task_and_react_is_unchanged() -> None:
+    for task in TASKS:
+        episode = run(task)
+        assert episode.end_reason == "done" and episode.verdict.success, task.question
+        assert {s.actor for s in episode.history if s.is_agent_step} == set(
+            POLICIES["orchestrator"].agents
+        )
+        assert len(messages(episode, "researcher")) == task.hops
+        assert run(task, "react").verdict.success
+    assert set(PROMPTS) == {"react", "orchestrator"}
+    assert set(PROMPTS["orchestrator"]) == set(POLICIES["orchestrator"].agents)
+
+
+def test_distorted_report_propagates_unless_it_is_the_verified_last_hop() -> None:
+    for task in THREE[:6]:
+        episode = run(task)
+        hop2, hop3 = messages(episode, "researcher")[1:3]
+        for t, should_fail in ((hop2, True), (hop3, False)):
+            wrong = OPERATORS["coordination.distorted_handoff"](
+                episode.history[t].as_action(), random.Random(t)
+            )
+            assert wrong is not None and REPORT.match(wrong.content)
+            assert wrong.content != episode.history[t].content
+            assert (not inject(task, episode, t, wrong).verdict.success) == should_fail
+
+
+def test_distorted_orchestrator_messages_keep_their_templates() -> None:
+    episode = run(THREE[0])
+    for t in messages(episode, "orchestrator"):
+        original = episode.history[t].content
+        wrong = ALL_OPERATORS["coordination.distorted_handoff"](
+            episode.history[t].as_action(), random.Random(1)
+        )
+        assert wrong is not None and wrong.content != original and wrong.actor == "orchestrator"
+        pattern = next(p for p in (FIRST_REQUEST, NEXT_REQUEST, HANDOFF) if p.match(original))
+        assert pattern.match(wrong.content)
+
+
+def test_wrong_subgoal_adds_or_skips_a_hop_and_propagates() -> None:
+    for task, hops in ((TWO[0], 2), (THREE[0], 3)):
+        episode = run(task)
+        # 2 hops: the handoff becomes a request for the country; 3 hops: the last request
+        # becomes a handoff of the birth city
+        t = messages(episode, "orchestrator")[-1 if hops == 2 else -2]
+        wrong = OPERATORS["planning.wrong_subgoal"](
+            episode.history[t].as_action(), random.Random(0)
+        )
+        assert (NEXT_REQUEST if hops == 2 else HANDOFF).match(wrong.content)
+        assert not inject(task, episode, t, wrong).verdict.success
+
+
+def test_wrong_subgoal_read_and_first_request() -> None:
+    task = TWO[1]
+    react = run(task, "react")
+    t = next(s.step for s in react.history if s.tool == "read")
+    wrong = OPERATORS["planning.wrong_subgoal"](react.history[t].as_action(), random.Random(0))
+    assert wrong.tool == "read" and wrong.tool_args["title"] in CITIES
+    assert not inject(task, react, t, wrong, "react").verdict.success
+    city_read = Action("researcher", "I will read the document on Graz.", "read", {"title": "Graz"})
+    assert OPERATORS["planning.wrong_subgoal"](city_read, random.Random(0)) is None
+    # asking for the wrong relation: the researcher finds nothing and the research restarts
+    episode = run(task)
+    wrong = OPERATORS["planning.wrong_subgoal"](episode.history[1].as_action(), random.Random(0))
+    assert FIRST_REQUEST.match(wrong.content) and wrong.content != episode.history[1].content
+    assert inject(task, episode, 1, wrong).verdict.success
+
+
+def test_false_approval_of_a_rejected_candidate() -> None:
+    task = TWO[2]
+    episode = run(task)
+    last_report = messages(episode, "researcher")[-1]
+    distorted = OPERATORS["coordination.distorted_handoff"](
+        episode.history[last_report].as_action(), random.Random(0)
+    )
+    caught = inject(task, episode, last_report, distorted)
+    assert caught.verdict.success  # the verifier re-read the document and sent it back
+    reject = messages(caught, "verifier")[0]
+    approve = OPERATORS["verification.false_approval"](
+        caught.history[reject].as_action(), random.Random(0)
+    )
+    assert approve.tool == "final_answer" and approve.tool_args["answer"] != task.answer
+    assert not inject(task, caught, reject, approve).verdict.success
+
+
+def test_core_wrong_title_for_reads_is_unchanged() -> None:
+    episode = run(TASKS[3], "react")
+    for step in episode.history:
+        if step.tool == "read":
+            got = ALL_OPERATORS["action.wrong_tool_argument"](step.as_action(), random.Random(5))
+            assert got == _wrong_title(step.as_action(), random.Random(5))
+
+
+def test_operators_ignore_other_actions() -> None:
+    foreign = [
+        Action(
+            "assistant",
+            "Next, add 3 to the running total of 5.",
+            "calculator",
+            {"expression": "5 + 3"},
+        ),
+        Action(
+            "searcher", "To orchestrator: found item P1234 (Nordic Lamp, $34.99); its page is open."
+        ),
+        Action("verifier", "To orchestrator: Check failed: the cart holds nothing."),
+        Action("assistant", "I will open it.", "click", {"target": "P1234"}),
+    ]
+    for action in foreign:
+        assert all(op(action, random.Random(0)) is None for op in OPERATORS.values())
+
+
+@pytest.mark.parametrize("system", ["react", "orchestrator"])
+def test_slip_model_fails_without_crashing(system: str) -> None:
+    failures = 0
+    for task in TASKS[:15]:
+        policy = make_system(system, "doc_qa", slip_rate=1.0, seed=1, slip=random_slip)
+        episode = run_episode(DocQAEnv(task), policy, 60)
+        assert not episode.end_reason.startswith("error"), episode.end_reason
+        failures += not episode.verdict.success
+    assert failures >= 10

@@ -1,0 +1,232 @@
+from __future__ import annotations
+
+import functools
+import random
+
+import numpy as np
+import pytest
+
+from whowhen.agents import make_system
+from whowhen.agents.event_timing import OPERATORS as OWN_OPERATORS
+from whowhen.agents.event_timing import PROMPTS
+from whowhen.benchmarks import get_benchmark
+from whowhen.benchmarks.event_render import PALETTE, detect, in_zone, render_frame
+from whowhen.benchmarks.event_timing import (
+    KINDS,
+    EventTimingEnv,
+    crossings,
+    generate_tasks,
+    make_tasks,
+    parse_task,
+)
+from whowhen.injection import OPERATORS, random_slip
+from whowhen.media import load_rgb, media_path
+from whowhen.runtime import Action, run_episode, warm_start
+
+CFG = {"n_tasks": 30}
+SEED = 4
+MAX_STEPS = 60
+SYSTEMS = ("react", "orchestrator")
+
+
+@functools.cache
+def tasks() -> list:
+    """Generated once; each test's fresh media store gets the frames of the tasks it resets
+    (EventTimingEnv.reset re-stores missing frames)."""
+    return generate_tasks(CFG["n_tasks"], SEED)
+
+
+def rollout(task, system: str = "react"):
+    return run_episode(EventTimingEnv(task), make_system(system, "event_timing"), MAX_STEPS)
+
+
+def test_tasks_are_seeded_and_gold_follows_the_simulation() -> None:
+    first = make_tasks(CFG, SEED)  # memoized, with every frame re-stored
+    fresh = generate_tasks(CFG["n_tasks"], SEED)  # rendered again
+    assert make_tasks(CFG, SEED) == first
+    assert fresh == first and [t.media for t in fresh] == [t.media for t in first]
+    assert generate_tasks(3, SEED + 1) != fresh[:3]
+    assert {t.kind for t in first} == set(KINDS)
+    assert get_benchmark("event_timing").modality == "video"
+    for task in first:
+        assert len(task.media) == len(task.tracks[0]) == 25
+        assert all(media_path(ref).exists() for ref in task.media)
+        spec = parse_task(EventTimingEnv(task).reset())
+        assert (spec.kind, spec.zone, spec.line) == (task.kind, task.zone, task.line)
+        tracks = dict(zip(task.colours, task.tracks, strict=True))
+        if task.kind == "cross":
+            xs = [x for x, _ in tracks[task.target]]
+            assert task.line not in xs and str(crossings(xs, task.line)) == task.answer
+            continue
+        entries = {
+            c: next((f for f, p in enumerate(t) if in_zone(p, task.zone)), None)
+            for c, t in tracks.items()
+        }
+        if task.kind == "enter":
+            assert entries[task.target] == int(task.answer) > 0
+        else:
+            entered = {c: e for c, e in entries.items() if e is not None}
+            assert min(entered.values()) > 0 and min(entered, key=entered.get) == task.answer
+            assert list(entered.values()).count(entered[task.answer]) == 1
+
+
+def test_frames_are_re_stored_in_a_new_media_store(tmp_path, monkeypatch) -> None:
+    task = tasks()[0]
+    monkeypatch.setenv("WHOWHEN_MEDIA_DIR", str(tmp_path / "other"))
+    assert not media_path(task.media[0]).exists()
+    EventTimingEnv(task).reset()
+    assert all(media_path(ref).exists() for ref in task.media)
+
+
+def test_evaluator() -> None:
+    assert EventTimingEnv.score("Frame 14", "14") and EventTimingEnv.score(" 2 ", "2")
+    assert not EventTimingEnv.score("13", "14") and not EventTimingEnv.score(None, "14")
+    assert EventTimingEnv.score("Green", "green") and not EventTimingEnv.score("red", "green")
+    task = tasks()[0]
+    env = EventTimingEnv(task)
+    env.reset()
+    env.step(Action("a", "", "final_answer", {"answer": task.answer}))
+    assert env.done and env.evaluate().success
+    env.reset()
+    env.step(Action("a", "", "final_answer", {"answer": str(int(task.answer) + 1)}))
+    assert not env.evaluate().success
+
+
+def test_sample_frames_lists_and_shows_frames() -> None:
+    task = tasks()[0]
+    env = EventTimingEnv(task)
+    env.reset()
+    _, text, refs = env.step(Action("a", "", "sample_frames", {"start": 3, "end": 11, "step": 4}))
+    assert text.startswith("Frames 3, 7, 11 ") and refs == tuple(task.media[i] for i in (3, 7, 11))
+    for bad in ({"start": 5, "end": 2, "step": 1}, {"start": 0, "end": 25, "step": 1}):
+        assert env.step(Action("a", "", "sample_frames", {**bad}))[1].startswith("Error:")
+    assert env.step(Action("a", "", "sample_frames", {"start": "x"}))[1].startswith("Error:")
+    assert env.step(Action("a", "", "detect_objects", {"frame": 99}))[1].startswith("Error:")
+
+
+def test_detections_equal_the_simulation_in_every_frame() -> None:
+    for task in tasks():
+        env = EventTimingEnv(task)
+        env.reset()
+        for frame, ref in enumerate(task.media):
+            found = detect(load_rgb(ref))
+            truth = sorted((c, *t[frame]) for c, t in zip(task.colours, task.tracks, strict=True))
+            assert len(found) == len(truth)  # the zone or line is never an object
+            for (c, x, y), (tc, tx, ty) in zip(sorted(found), truth, strict=True):
+                assert c == tc and abs(x - tx) <= 1 and abs(y - ty) <= 1
+            text = env.step(Action("a", "", "detect_objects", {"frame": frame}))[1]
+            assert text.count(" ball at (") == len(truth)
+    empty = render_frame([], (10, 60, 20, 70), None)
+    assert detect(empty) == [] and detect(render_frame([], None, 48)) == []
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_reference_policies_solve_every_task(system: str) -> None:
+    for task in tasks():
+        episode = rollout(task, system)
+        assert episode.end_reason == "done" and episode.verdict.success, task.question
+        assert len(episode.history) <= 40
+    assert set(PROMPTS[system]) == set(make_system(system, "event_timing").agents)
+
+
+def test_operators_give_different_valid_actions() -> None:
+    rng = random.Random(0)
+    task = next(t for t in tasks() if t.kind == "enter")
+    react = rollout(task).history
+    orch = rollout(task, "orchestrator").history
+    detect_step = next(s for s in react if s.tool == "detect_objects")
+    wrong = OPERATORS["action.wrong_tool_argument"](detect_step.as_action(), rng)
+    assert wrong.content == detect_step.content
+    assert abs(wrong.tool_args["frame"] - detect_step.tool_args["frame"]) == 1
+    sample = react[1].as_action()
+    skipped = OPERATORS["planning.wrong_subgoal"](sample, rng)
+    args = skipped.tool_args
+    assert (
+        args != sample.tool_args and f"frames {args['start']} to {args['end']}" in skipped.content
+    )
+    nudged = OPERATORS["action.wrong_tool_argument"](sample, rng)
+    assert nudged.content == sample.content and nudged.tool_args != sample.tool_args
+    report = next(s for s in orch if s.actor == "tracker" and s.kind == "message").as_action()
+    for mode in ("coordination.distorted_handoff", "perception.misidentified_object"):
+        changed = OWN_OPERATORS[mode](report, rng)
+        assert changed.content != report.content and changed.content[:40] == report.content[:40]
+        assert changed.content.count("; frame ") == report.content.count("; frame ")
+    order = orch[1].as_action()
+    assert OPERATORS["planning.wrong_subgoal"](order, rng).content != order.content
+    for op in OWN_OPERATORS.values():  # other benchmarks' actions are left alone
+        assert op(Action("solver", "Next, add 3 to the running total of 4."), rng) is None
+        assert op(Action("a", "x", "calculator", {"expression": "1 + 2"}), rng) is None
+
+
+def test_misidentified_answer_uses_another_balls_value() -> None:
+    rng = random.Random(1)
+    for task in tasks():
+        final = rollout(task).history[-1].as_action()
+        wrong = OWN_OPERATORS["perception.misidentified_object"](final, rng)
+        if wrong is None:
+            continue
+        assert wrong.tool_args["answer"] != task.answer
+        assert wrong.content.endswith(f"Answer: {wrong.tool_args['answer']}.")
+        assert wrong.content.split("Answer:")[0] == final.content.split("Answer:")[0]
+
+
+def _outcomes(system: str, mode: str, n_tasks: int = 8):
+    """(t, success, recovered) of injecting `mode` at every step it applies to."""
+    policy = make_system(system, "event_timing")
+    for task in tasks()[:n_tasks]:
+        history = rollout(task, system).history
+        for step in history:
+            if not step.is_agent_step:
+                continue
+            wrong = OPERATORS[mode](step.as_action(), random.Random(step.step))
+            if wrong is None:
+                continue
+            assert wrong != step.as_action()
+            result = warm_start(EventTimingEnv(task), policy, history, step.step, wrong, MAX_STEPS)
+            assert result.fidelity.exact
+            yield task, step, result.episode
+
+
+@pytest.mark.parametrize(
+    ("system", "mode"),
+    [
+        ("react", "planning.wrong_subgoal"),
+        ("react", "action.wrong_tool_argument"),
+        ("react", "perception.misidentified_object"),
+        ("orchestrator", "coordination.distorted_handoff"),
+        ("orchestrator", "perception.misidentified_object"),
+        ("orchestrator", "planning.wrong_subgoal"),
+    ],
+)
+def test_injected_errors_propagate(system: str, mode: str) -> None:
+    failed = [ep for _, _, ep in _outcomes(system, mode) if not ep.verdict.success]
+    assert failed and all(ep.end_reason == "done" for ep in failed)
+
+
+def test_verifier_catches_a_misidentified_analyst_answer() -> None:
+    recovered = [
+        ep
+        for _, step, ep in _outcomes("orchestrator", "perception.misidentified_object")
+        if step.actor == "analyst"
+    ]
+    assert recovered and all(ep.verdict.success for ep in recovered)
+    assert any("disagrees" in s.content for ep in recovered for s in ep.history)
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_slip_model_at_rate_one_fails_without_crashing(system: str) -> None:
+    results = []
+    for task in tasks()[:12]:
+        agent = make_system(system, "event_timing", slip_rate=1.0, slip=random_slip)
+        episode = run_episode(EventTimingEnv(task), agent, MAX_STEPS)
+        assert not episode.end_reason.startswith("error"), episode.end_reason
+        assert agent.slips
+        results.append(episode.verdict.success)
+    assert not all(results)
+
+
+def test_detector_ignores_grey_and_reads_every_palette_colour() -> None:
+    balls = [(c, (12 + 22 * i, 30 + 9 * i)) for i, c in enumerate(PALETTE)]
+    frame = render_frame(balls, (5, 90, 5, 90), 50)
+    assert sorted(detect(frame)) == sorted((c, x, y) for c, (x, y) in balls)
+    assert np.array_equal(frame, render_frame(balls, (5, 90, 5, 90), 50))

@@ -1,0 +1,254 @@
+from __future__ import annotations
+
+import ast
+import random
+from collections.abc import Callable
+
+import pytest
+
+from whowhen.agents import make_system
+from whowhen.agents.humaneval import PROMPTS, program_for, read_run
+from whowhen.agents.humaneval_mutate import mutate_code
+from whowhen.benchmarks.humaneval import (
+    EXAMPLES_MARKER,
+    HumanEvalEnv,
+    Problem,
+    Task,
+    make_tasks,
+    parse_examples,
+    passes,
+    problems,
+    reference_solution,
+    run_code,
+    visible_examples,
+)
+from whowhen.injection import OPERATORS
+from whowhen.injection.operators import random_slip
+from whowhen.runtime import Action, Episode, Step, run_episode, warm_start
+
+ALL = make_tasks({"n_tasks": 164}, seed=4)
+TASKS = ALL[:40]
+SYSTEMS = ("code_act", "pipeline")
+
+
+def _problem(source_id: str) -> Problem:
+    return next(p for p in problems() if p.source_id == source_id)
+
+
+def _episode(system: str, task: Task, max_steps: int = 40) -> Episode:
+    return run_episode(HumanEvalEnv(task), make_system(system, "humaneval"), max_steps)
+
+
+def test_tasks_are_the_real_problems_seeded() -> None:
+    assert len(problems()) == 164
+    assert make_tasks({"n_tasks": 164}, seed=4) == ALL
+    assert {t.source_id for t in ALL} == {p.source_id for p in problems()}
+    assert len({t.task_id for t in ALL}) == 164
+    assert make_tasks({"n_tasks": 10}, seed=4) == ALL[:10]  # a prefix: task i is stable
+    assert make_tasks({"n_tasks": 10}, seed=5) != ALL[:10]
+    first = make_tasks({"n_tasks": 3, "subset": "first"}, seed=4)
+    assert [t.source_id for t in first] == ["HumanEval/0", "HumanEval/1", "HumanEval/2"]
+    assert len(make_tasks({"n_tasks": 500}, seed=1)) == 164
+    for task in ALL:
+        assert task.answer == task.question + _problem(task.source_id).canonical
+        assert reference_solution(task.question) == task.answer
+
+
+def test_docstring_examples_are_parsed_and_checked_against_the_reference() -> None:
+    p0 = _problem("HumanEval/0")
+    assert parse_examples(p0.prompt, p0.entry_point) == [
+        ("has_close_elements([1.0, 2.0, 3.0], 0.5)", "False"),
+        ("has_close_elements([1.0, 2.8, 3.0, 4.0, 5.0, 2.0], 0.3)", "True"),
+    ]
+    arrows = _problem("HumanEval/72")  # will_it_fly([1, 2], 5) ➞ False
+    assert ("will_it_fly([1, 2], 5)", "False") in visible_examples(arrows.prompt)
+    words = _problem("HumanEval/78")  # For num = "AB" the output should be 1.
+    assert ('hex_key("AB")', "1") in visible_examples(words.prompt)
+    median = _problem("HumanEval/47")  # the docstring's 15.0 contradicts the reference
+    assert ("median([-10, 4, 6, 1000, 10, 20])", "15.0") in parse_examples(
+        median.prompt, median.entry_point
+    )
+    assert all("1000" not in call for call, _ in visible_examples(median.prompt))
+    assert sum(len(t.examples) for t in ALL) > 350
+
+
+def test_evaluator_runs_the_hidden_tests() -> None:
+    task = ALL[0]
+    problem = _problem(task.source_id)
+    assert HumanEvalEnv.score(task.answer, task.answer)
+    assert HumanEvalEnv.score(problem.canonical, task.answer)  # a body after the prompt
+    assert HumanEvalEnv.score(f"```python\n{task.answer}```", task.answer)
+    assert not HumanEvalEnv.score(task.question + "    return None\n", task.answer)
+    assert not HumanEvalEnv.score(task.question + "    raise ValueError\n", task.answer)
+    assert not HumanEvalEnv.score(None, task.answer)
+    assert not HumanEvalEnv.score("", task.answer)
+    # the string differs from the gold, the program is equivalent: judged by running it
+    assert passes(task.answer.replace("\n", "\n\n") + "\n# same program\n", problem)
+
+
+def test_tools() -> None:
+    task = next(t for t in ALL if len(t.examples) >= 2)
+    env = HumanEvalEnv(task)
+    text = env.reset()
+    for tool in ("write_code(code)", "run_tests()", "run_python(code)", "final_answer(answer)"):
+        assert tool in text
+    assert task.question.strip() in text
+    assert env.step(Action("a", "", "run_tests", {}))[1].startswith("Error:")
+    saved = env.step(Action("a", "", "write_code", {"code": task.answer}))[1]
+    assert saved.startswith("Draft saved") and task.entry_point in saved
+    out = env.step(Action("a", "", "run_tests", {}))[1]
+    n = len(task.examples)
+    assert read_run(out, n) == (True, n, n, []) and "FAIL" not in out
+    env.step(Action("a", "", "write_code", {"code": task.question + "    return None\n"}))
+    ok, passed, _, bad = read_run(env.step(Action("a", "", "run_tests", {}))[1], n)
+    assert not ok and passed < n and bad
+    assert "SyntaxError" in env.step(Action("a", "", "write_code", {"code": "def f(:"}))[1]
+    assert env.step(Action("a", "", "run_python", {"code": "print(6 * 7)"}))[1] == "42"
+    env.step(Action("a", "", "write_code", {"code": task.answer}))
+    env.step(Action("a", "", "final_answer", {"answer": ""}))  # empty: submit the draft
+    assert env.done and env.evaluate().success and env.evaluate().final_answer == task.answer
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_reference_policies_solve_all_164(system: str) -> None:
+    for task in ALL:
+        episode = _episode(system, task)
+        assert episode.verdict.success, (system, task.source_id, episode.end_reason)
+    assert set(PROMPTS[system]) == set(make_system(system, "humaneval").agents)
+
+
+def test_logic_bugs_parse_differ_and_usually_fail() -> None:
+    failed = mutated = 0
+    for problem in problems()[:60]:
+        bug = mutate_code(problem.reference, random.Random(3))
+        assert bug == mutate_code(problem.reference, random.Random(3))  # seeded
+        if bug is None:
+            continue
+        assert ast.dump(ast.parse(bug)) != ast.dump(ast.parse(problem.reference))
+        assert bug.startswith(problem.prompt)  # only the written body changes
+        mutated += 1
+        failed += not passes(bug, problem)
+    assert mutated >= 35 and 0.6 * mutated <= failed < mutated
+
+
+def test_operators_apply_to_their_actions_only() -> None:
+    task = TASKS[0]
+    act = _episode("code_act", task).history
+    run = next(s for s in act if s.tool == "run_python").as_action()
+    bugged = OPERATORS["reasoning.logic_bug"](run, random.Random(0))
+    head, tail = bugged.tool_args["code"].split(EXAMPLES_MARKER)
+    assert tail == run.tool_args["code"].split(EXAMPLES_MARKER)[1]  # the check is kept
+    assert head != run.tool_args["code"].split(EXAMPLES_MARKER)[0]
+    assert bugged.content == run.content
+    history = _episode("pipeline", task).history
+    run_tests = next(s for s in history if s.tool == "run_tests").as_action()
+    early = OPERATORS["planning.premature_finish"](run_tests, random.Random(0))
+    assert early.tool == "final_answer" and early.actor == "tester"
+    passed = next(s for s in history if s.actor == "tester" and s.kind == "message")
+    for mode in ("verification.false_approval", "coordination.ignored_message"):
+        assert OPERATORS[mode](passed.as_action(), random.Random(0)) is None
+    calc = Action("assistant", "Next, add 3 to the running total of 4.", "calculator", {})
+    for mode in ("reasoning.logic_bug", "planning.premature_finish"):
+        assert OPERATORS[mode](calc, random.Random(0)) is None
+
+
+def _caught_and_missed() -> tuple[tuple[Task, str], tuple[Task, str]]:
+    """(task, buggy draft) whose bug the docstring examples catch, and one they miss but
+    the hidden tests catch."""
+    caught = missed = None
+    for task in TASKS:
+        for seed in range(3):
+            bug = mutate_code(task.answer, random.Random(seed))
+            if bug is None or (caught and missed):
+                continue
+            visible = read_run(run_code(program_for(bug, task.examples)), len(task.examples))[0]
+            hidden = passes(bug, _problem(task.source_id))
+            if not visible and caught is None:
+                caught = task, bug
+            if visible and not hidden and missed is None:
+                missed = task, bug
+    assert caught and missed
+    return caught, missed
+
+
+def _inject(
+    system: str,
+    task: Task,
+    pick: Callable[[Step], bool],
+    replacement_of: Callable[[Action], Action],
+) -> Episode:
+    original = _episode(system, task)
+    t = next(s.step for s in original.history if pick(s))
+    replacement = replacement_of(original.history[t].as_action())
+    assert replacement != original.history[t].as_action()
+    env = HumanEvalEnv(task)
+    result = warm_start(env, make_system(system, "humaneval"), original.history, t, replacement, 40)
+    assert result.fidelity.exact
+    return result.episode
+
+
+def test_injected_errors_propagate_or_are_caught() -> None:
+    (task_c, bug_c), (task_m, bug_m) = _caught_and_missed()
+
+    def draft(bug: str) -> Callable[[Action], Action]:
+        return lambda a: Action(a.actor, a.content, a.tool, {"code": bug})
+
+    # a bug the tester's run catches: reviewer sends it back, the coder fixes it (recovery)
+    caught = _inject("pipeline", task_c, lambda s: s.tool == "write_code", draft(bug_c))
+    assert caught.verdict.success
+    assert any(s.actor == "reviewer" and s.content.startswith("To coder:") for s in caught.history)
+    # the tester now falsely approves the failing run: the bug is submitted
+    fail_msg = next(s for s in caught.history if s.actor == "tester" and s.kind == "message")
+    env = HumanEvalEnv(task_c)
+    approval = OPERATORS["verification.false_approval"](fail_msg.as_action(), random.Random(0))
+    result = warm_start(
+        env, make_system("pipeline", "humaneval"), caught.history, fail_msg.step, approval, 40
+    )
+    assert result.fidelity.exact and not result.episode.verdict.success
+    # a bug the examples miss: approved and submitted, the hidden tests fail it
+    missed = _inject("pipeline", task_m, lambda s: s.tool == "write_code", draft(bug_m))
+    assert not missed.verdict.success
+    # code_act: the bug in the submitted program fails the task
+    code_act = _inject(
+        "code_act",
+        task_m,
+        lambda s: s.tool == "final_answer",
+        lambda a: Action(a.actor, a.content, a.tool, {"answer": bug_m}),
+    )
+    assert not code_act.verdict.success
+
+
+def test_ignored_feedback_loops_back() -> None:
+    (task, bug), _ = _caught_and_missed()
+    caught = _inject(
+        "pipeline",
+        task,
+        lambda s: s.tool == "write_code",
+        lambda a: Action(a.actor, a.content, a.tool, {"code": bug}),
+    )
+    fix = next(s for s in caught.history if s.tool == "write_code" and s.step > 3)
+    ignored = OPERATORS["coordination.ignored_message"](fix.as_action(), random.Random(0))
+    assert ignored.tool is None and ignored.content.startswith("To tester:")
+    result = warm_start(
+        HumanEvalEnv(task),
+        make_system("pipeline", "humaneval"),
+        caught.history,
+        fix.step,
+        ignored,
+        60,
+    )
+    # the unfixed draft is tested again and sent back again before the fix
+    assert result.fidelity.exact and result.episode.verdict.success
+    assert sum(s.tool == "run_tests" for s in result.episode.history) == 3
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_slips_at_rate_one_fail_without_crashing(system: str) -> None:
+    outcomes = []
+    for task in TASKS[:12]:
+        policy = make_system(system, "humaneval", slip_rate=1.0, seed=1, slip=random_slip)
+        episode = run_episode(HumanEvalEnv(task), policy, 30)
+        assert not episode.end_reason.startswith("error"), episode.end_reason
+        outcomes.append(episode.verdict.success)
+        assert all(r.slipped != r.original for r in policy.slips)
+    assert not all(outcomes)

@@ -1,0 +1,163 @@
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import Counter
+
+import pytest
+
+from whowhen.agents import make_system
+from whowhen.agents.visual_count import (
+    OPERATORS as COUNT_OPERATORS,
+)
+from whowhen.agents.visual_count import (
+    PROMPTS,
+    answer_action,
+    parse_answer,
+)
+from whowhen.benchmarks.visual_count import (
+    GAP,
+    VisualCountEnv,
+    detect_objects,
+    generate_tasks,
+    make_tasks,
+    parse_detections,
+    parse_question,
+    render_scene,
+)
+from whowhen.injection import OPERATORS, random_slip
+from whowhen.media import load_bytes, load_rgb, png_bytes
+from whowhen.runtime import Action, run_episode, warm_start
+
+
+def tasks(n: int = 40) -> list:
+    """The test tasks, generated (memoized) inside each test so their images go to that
+    test's media store."""
+    return generate_tasks(n, seed=2)
+
+
+def _episode(task):
+    return run_episode(VisualCountEnv(task), make_system("react", "visual_count"), 20)
+
+
+def _apart(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    return a[2] + GAP <= b[0] or b[2] + GAP <= a[0] or a[3] + GAP <= b[1] or b[3] + GAP <= a[1]
+
+
+def test_scenes_are_seeded_and_well_formed() -> None:
+    assert generate_tasks(40, seed=2) == tasks() and generate_tasks(40, seed=3) != tasks()
+    assert make_tasks({"n_tasks": 40}, 2) == tasks()
+    assert {t.shape is None for t in tasks()} == {True, False}
+    for task in tasks():
+        assert 5 <= len(task.objects) <= 15
+        assert len({c for c, _, _ in task.objects}) <= 4
+        boxes = [box for _, _, box in task.objects]
+        assert all(_apart(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+        assert parse_question(task.question) == (task.colour, task.shape)
+        assert int(task.answer) >= 1
+    task = tasks()[0]
+    assert load_bytes(task.media[0]) == png_bytes(render_scene(task.objects))
+
+
+def test_detections_equal_the_generating_scenes() -> None:
+    for task in tasks():
+        found = detect_objects(load_rgb(task.media[0]))
+        assert sorted(found) == sorted(task.objects)  # colour, shape and bounding box
+        # through the tool, with the hidden scene removed from the task
+        env = VisualCountEnv(dataclasses.replace(task, objects=()))
+        env.reset()
+        out = env.step(Action("a", "", "detect_objects", {}))[1]
+        assert Counter(parse_detections(out)) == Counter((c, s) for c, s, _ in task.objects)
+
+
+def test_tool_errors_and_evaluator() -> None:
+    task = tasks()[0]
+    env = VisualCountEnv(task)
+    env.reset()
+    assert env.step(Action("a", "", "detect_objects", {"image": "x.png"}))[1].startswith("Error:")
+    env.step(Action("a", "", "final_answer", {"answer": f"There are {task.answer}."}))
+    assert env.evaluate().success
+    env.reset()
+    env.step(Action("a", "", "final_answer", {"answer": str(int(task.answer) + 1)}))
+    assert not env.evaluate().success
+
+
+def test_reference_policy_solves_every_task() -> None:
+    for task in tasks():
+        episode = _episode(task)
+        assert episode.verdict.success and episode.end_reason == "done", task.question
+    assert set(PROMPTS["react"]) == {"assistant"}
+
+
+def test_operators_change_the_count_plausibly() -> None:
+    for task in tasks(20):
+        final = _episode(task).history[-1].as_action()
+        tally, colour, shape, count = parse_answer(final)
+        for seed in range(5):
+            rng = random.Random(seed)
+            miscounted = OPERATORS["reasoning.miscount"](final, rng)
+            assert abs(int(miscounted.tool_args["answer"]) - count) == 1
+            assert parse_answer(miscounted)[1:3] == (colour, shape)
+            other = OPERATORS["perception.misidentified_object"](final, rng)
+            if other is None:  # every other class has the same count
+                continue
+            wrong = int(other.tool_args["answer"])
+            assert wrong != count and parse_answer(other)[0] == tally
+            if shape is None:
+                totals = Counter()
+                for (c, _), n in tally.items():
+                    totals[c] += n
+                assert wrong in {n for c, n in totals.items() if c != colour}
+            else:
+                assert wrong in {n for k, n in tally.items() if k != (colour, shape)}
+
+
+def test_operators_ignore_other_actions() -> None:
+    rng = random.Random(0)
+    for op in COUNT_OPERATORS.values():
+        assert op(Action("assistant", "Look.", "detect_objects", {}), rng) is None
+        assert op(Action("a", "The answer is 3.", "final_answer", {"answer": "3"}), rng) is None
+        assert op(Action("a", "To b: 3 red circles.", None, None), rng) is None
+
+
+def test_misidentified_prefers_a_neighbouring_class() -> None:
+    tally = {
+        ("red", "circle"): 3,
+        ("red", "square"): 1,
+        ("blue", "circle"): 5,
+        ("green", "triangle"): 2,
+    }
+    action = answer_action("assistant", tally, "red", "circle", 3)
+    answers = {
+        COUNT_OPERATORS["perception.misidentified_object"](action, random.Random(s)).tool_args[
+            "answer"
+        ]
+        for s in range(20)
+    }
+    assert answers == {"1", "5"}  # red squares or blue circles, never the green triangles
+
+
+@pytest.mark.parametrize("mode", ["reasoning.miscount", "perception.misidentified_object"])
+def test_injected_error_propagates(mode: str) -> None:
+    system = make_system("react", "visual_count")
+    failed = 0
+    for task in tasks(10):
+        recorded = _episode(task).history
+        t = len(recorded) - 1
+        wrong = OPERATORS[mode](recorded[t].as_action(), random.Random(0))
+        if wrong is None:
+            continue
+        result = warm_start(VisualCountEnv(task), system, recorded, t, wrong, 20)
+        assert result.fidelity.exact and not result.episode.verdict.success
+        failed += 1
+    assert failed >= 5
+
+
+def test_slip_model_at_rate_one_fails_without_crashing() -> None:
+    failures = 0
+    for seed, task in enumerate(tasks(12)):
+        policy = make_system("react", "visual_count", slip_rate=1.0, seed=seed, slip=random_slip)
+        episode = run_episode(VisualCountEnv(task), policy, 20)
+        assert not episode.end_reason.startswith("error"), episode.end_reason
+        failures += not episode.verdict.success
+    assert failures == 12

@@ -1,0 +1,232 @@
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from whowhen.agents import make_system
+from whowhen.agents.web_shop import CLICK_RE, OPERATORS, SELECT_RE
+from whowhen.benchmarks import get_benchmark
+from whowhen.benchmarks.web_shop import TOOL_SPECS, WebShopEnv, make_tasks, parse_instruction
+from whowhen.injection import OPERATORS as ALL_OPERATORS
+from whowhen.injection import random_slip
+from whowhen.runtime import Action, Episode, run_episode, warm_start
+
+TASKS = make_tasks({"n_tasks": 30}, seed=4)
+TOOLS = {spec["name"] for spec in TOOL_SPECS}
+
+
+def run(system: str, task, max_steps: int = 60) -> Episode:
+    return run_episode(WebShopEnv(task), make_system(system, "web_shop"), max_steps)
+
+
+def inject(system: str, task, episode: Episode, t: int, action: Action) -> Episode:
+    result = warm_start(
+        WebShopEnv(task), make_system(system, "web_shop"), episode.history, t, action, 80
+    )
+    assert result.fidelity.exact
+    return result.episode
+
+
+def first(episode: Episode, tool: str | None, actor: str | None = None) -> int:
+    return next(
+        s.step
+        for s in episode.history
+        if s.is_agent_step and s.tool == tool and (actor is None or s.actor == actor)
+    )
+
+
+def test_tasks_are_seeded_and_have_exactly_one_right_item() -> None:
+    assert make_tasks({"n_tasks": 30}, seed=4) == TASKS
+    assert make_tasks({"n_tasks": 30}, seed=5) != TASKS
+    assert len({t.task_id for t in TASKS}) == len(TASKS)
+    for task in TASKS:
+        assert 20 <= len(task.catalogue) <= 40
+        assert len({p.item_id for p in task.catalogue}) == len(task.catalogue)
+        colour, noun, size, cap = parse_instruction(task.question)
+        want = {"colour": colour, **({"size": size} if size else {})}
+        same_word = [p for p in task.catalogue if p.word == noun]
+        fits = [
+            p
+            for p in same_word
+            if p.cents < cap * 100 and all(v in dict(p.options).get(k, ()) for k, v in want.items())
+        ]
+        assert [p.item_id for p in fits] == [task.target_id]
+        assert any(p.cents > cap * 100 for p in same_word)  # a look-alike over the budget
+        assert task.answer == f"{task.target_id} ({', '.join(f'{k}={v}' for k, v in want.items())})"
+
+
+def buy(env: WebShopEnv, item: str, options: dict[str, str], times: int = 1) -> None:
+    task = env.task
+    noun = parse_instruction(task.question)[1]
+    env.step(Action("a", "", "search", {"query": noun}))
+    env.step(Action("a", "", "click", {"target": item}))
+    for name, value in options.items():
+        env.step(Action("a", "", "select_option", {"name": name, "value": value}))
+    for _ in range(times):
+        env.step(Action("a", "", "add_to_cart", {}))
+
+
+def test_evaluator_on_right_and_wrong_purchases() -> None:
+    task = TASKS[0]
+    colour, _, size, _ = parse_instruction(task.question)
+    right = {"colour": colour, **({"size": size} if size else {})}
+    product = next(p for p in task.catalogue if p.item_id == task.target_id)
+    env = WebShopEnv(task)
+    env.reset()
+    buy(env, task.target_id, right)
+    assert not env.done
+    env.step(Action("a", "", "checkout", {}))
+    assert env.done and env.evaluate().success and env.evaluate().final_answer == task.answer
+    colours = dict(product.options)["colour"]
+    other = colours[colours.index(colour) - 1]  # another colour the shop accepts
+    assert other != colour
+    for options, times in [(dict(right, colour=other), 1), (right, 2), (right, 0)]:
+        env.reset()
+        buy(env, task.target_id, options, times)
+        env.step(Action("a", "", "checkout", {}))
+        assert env.done and not env.evaluate().success
+
+
+def test_tool_errors_are_text_and_final_answer_is_refused() -> None:
+    task = TASKS[1]
+    env = WebShopEnv(task)
+    assert "checkout()" in env.reset()
+    errors = [
+        env.step(Action("a", "", "select_option", {"name": "colour", "value": "red"})),
+        env.step(Action("a", "", "add_to_cart", {})),
+        env.step(Action("a", "", "click", {"target": "back"})),
+        env.step(Action("a", "", "click", {"target": task.target_id})),  # not on this page
+        env.step(Action("a", "", "search", {"query": "  "})),
+        env.step(Action("a", "", "final_answer", {"answer": task.answer})),
+    ]
+    assert all(e[1].startswith("Error:") for e in errors), errors
+    assert not env.done
+    noun = parse_instruction(task.question)[1]
+    page = env.step(Action("a", "", "search", {"query": noun + "s"}))[1]
+    assert f"[{task.target_id}]" in page
+    env.step(Action("a", "", "click", {"target": task.target_id}))
+    bad = env.step(Action("a", "", "select_option", {"name": "colour", "value": "plaid"}))[1]
+    assert bad.startswith("Error:") and "choose from" in bad
+    assert env.step(Action("a", "", "add_to_cart", {}))[1].startswith("Error: select a colour")
+
+
+@pytest.mark.parametrize("system", ["react", "orchestrator"])
+def test_reference_policies_solve_every_task(system: str) -> None:
+    for task in TASKS:
+        episode = run(system, task)
+        assert episode.end_reason == "done" and episode.verdict.success, task.question
+
+
+def test_registry_and_prompts() -> None:
+    bench = get_benchmark("web_shop")
+    assert (bench.modality, bench.category) == ("text", "web")
+    assert {t["name"] for t in bench.tools} == TOOLS
+    from whowhen.agents.web_shop import POLICIES, PROMPTS
+
+    for system, cls in POLICIES.items():
+        assert set(PROMPTS[system]) == set(cls.agents)
+
+
+@pytest.mark.parametrize("system", ["react", "orchestrator"])
+def test_operators_give_different_valid_actions(system: str) -> None:
+    seen = set()
+    for task in TASKS[:10]:
+        episode = run(system, task)
+        for step in episode.history:
+            if not step.is_agent_step:
+                continue
+            original = step.as_action()
+            for mode, op in OPERATORS.items():
+                new = op(original, random.Random(step.step))
+                if new is None:
+                    continue
+                seen.add(mode)
+                assert new != original and new.actor == original.actor
+                assert new.tool in TOOLS or new.tool is None
+                assert "slip" not in new.content.lower() and "wrong" not in new.content.lower()
+                if new.tool == "select_option":  # a listed value, so the shop accepts it
+                    values = SELECT_RE.match(new.content).group(3).split(", ")
+                    assert new.tool_args["value"] in values
+                if new.tool == "click":  # an item that the results page lists
+                    assert CLICK_RE.match(new.content) is not None
+                    assert f"[{new.tool_args['target']}]" in episode.history[step.step - 1].content
+    assert seen >= {
+        "action.wrong_tool_argument",
+        "planning.premature_finish",
+        "action.wrong_tool",
+        "perception.misidentified_object",
+    }
+
+
+def test_operators_ignore_other_benchmarks_actions() -> None:
+    foreign = [
+        Action(
+            "assistant",
+            "Next, add 3 to the running total of 5.",
+            "calculator",
+            {"expression": "5 + 3"},
+        ),
+        Action("assistant", "I will read it.", "read", {"title": "Graz"}),
+        Action("verifier", "To orchestrator: Check failed: the numbers differ."),
+        Action("assistant", "Done.", "final_answer", {"answer": "7"}),
+    ]
+    for action in foreign:
+        assert all(op(action, random.Random(0)) is None for op in OPERATORS.values())
+
+
+@pytest.mark.parametrize(
+    ("system", "mode", "tool", "actor"),
+    [
+        ("react", "perception.misidentified_object", "click", "assistant"),
+        ("react", "action.wrong_tool_argument", "select_option", "assistant"),
+        ("orchestrator", "perception.misidentified_object", "click", "searcher"),
+        ("orchestrator", "action.wrong_tool", "add_to_cart", "buyer"),
+    ],
+)
+def test_injected_error_propagates_to_failure(
+    system: str, mode: str, tool: str, actor: str
+) -> None:
+    for task in TASKS[:8]:
+        episode = run(system, task)
+        t = first(episode, tool, actor)
+        wrong = ALL_OPERATORS[mode](episode.history[t].as_action(), random.Random(t))
+        assert wrong is not None and wrong != episode.history[t].as_action()
+        assert not inject(system, task, episode, t, wrong).verdict.success
+
+
+def test_verifier_catches_a_wrong_option_unless_it_falsely_approves() -> None:
+    task = TASKS[2]
+    episode = run("orchestrator", task)
+    t = first(episode, "select_option", "buyer")
+    wrong = OPERATORS["action.wrong_tool_argument"](
+        episode.history[t].as_action(), random.Random(0)
+    )
+    recovered = inject("orchestrator", task, episode, t, wrong)
+    assert recovered.verdict.success  # sent back, cart emptied and bought again
+    reject = next(
+        s.step
+        for s in recovered.history
+        if s.actor == "verifier" and s.kind == "message" and "Check failed" in s.content
+    )
+    approve = OPERATORS["verification.false_approval"](
+        recovered.history[reject].as_action(), random.Random(0)
+    )
+    assert approve.tool == "checkout" and approve.actor == "verifier"
+    assert not inject("orchestrator", task, recovered, reject, approve).verdict.success
+    assert (
+        OPERATORS["verification.false_approval"](episode.history[1].as_action(), random.Random(0))
+        is None
+    )
+
+
+@pytest.mark.parametrize("system", ["react", "orchestrator"])
+def test_slip_model_fails_without_crashing(system: str) -> None:
+    failures = 0
+    for task in TASKS[:15]:
+        policy = make_system(system, "web_shop", slip_rate=1.0, seed=3, slip=random_slip)
+        episode = run_episode(WebShopEnv(task), policy, 60)
+        assert not episode.end_reason.startswith("error"), episode.end_reason
+        failures += not episode.verdict.success
+        assert policy.slips
+    assert failures >= 10
