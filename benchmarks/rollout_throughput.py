@@ -79,7 +79,12 @@ def pipeline(cores: int) -> None:
         if shared.exists():
             os.symlink(shared, Path(tmp) / "shared")
         start = time.perf_counter()
-        subprocess.run(["snakemake", "--cores", str(cores), "--quiet"], cwd=work, check=True)
+        subprocess.run(
+            ["snakemake", "--cores", str(cores), "--quiet"],
+            cwd=work,
+            check=True,
+            capture_output=True,
+        )
         print(f"default run (snakemake --cores {cores}): {time.perf_counter() - start:.1f} s")
 
 
