@@ -34,7 +34,8 @@ def test_every_stage_has_code_deps_and_params(root) -> None:
     assert "results/rollouts" not in stages["attribution"]["deps"]
 
 
-def test_changing_injection_seed_reruns_injection_onwards_only(tmp_path) -> None:
+def test_changing_injection_seed_reruns_injection_onwards_only(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("WHOWHEN_MEDIA_DIR")  # the project's own results/media is a DVC output
     project = make_project(tmp_path / "proj", TINY)
     for cmd in (["git", "init", "-q"], ["dvc", "init", "-q"], ["dvc", "repro"]):
         proc = run(cmd, project)

@@ -71,6 +71,9 @@ STAGE_CODE = {
     "attribution": ["src/whowhen/attribution", "src/whowhen/models", "config/prices.yaml"],
     "analysis": ["src/whowhen/analysis", "workflow/report"],
 }
+EXTRA_OUTS = {"rollouts": ("results/media",)}
+"""Outputs Snakemake does not list: the content-addressed media store the rollouts fill
+(continuation only re-stores identical files, so one owner is right)."""
 STAGE_PARAMS = {
     "rollouts": ["seed", "benchmarks", "systems", "rollouts", "agents", "models", "llm"],
     "taxonomy": ["taxonomy", "models", "llm"],
@@ -134,7 +137,7 @@ def build(root: Path) -> dict:
     for stage in STAGE_ORDER:
         rules = [r for r, s in owner.items() if s == stage]
         target = f"{stage}_all" if f"{stage}_all" in rules else stage
-        outs = set().union(*(by_rule[r] for r in rules))
+        outs = set().union(*(by_rule[r] for r in rules), EXTRA_OUTS.get(stage, ()))
         upstream = sorted(
             {o for a, b in edges if b in rules and owner.get(a, stage) != stage for o in by_rule[a]}
         )

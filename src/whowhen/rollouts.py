@@ -96,6 +96,9 @@ def run_rollouts(
 
 def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
     """Snakemake edge: one (benchmark, system) shard."""
+    from whowhen.media import media_root
+
+    media_root().mkdir(parents=True, exist_ok=True)  # a DVC output even for text-only runs
     client = _client_for(wildcards["system"], params)
     runs, steps, slips = run_rollouts(
         wildcards["benchmark"],
