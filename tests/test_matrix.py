@@ -48,11 +48,17 @@ def test_every_pair_succeeds_on_every_task_without_slips(benchmark: str, system:
 @pytest.mark.parametrize(("benchmark", "system"), PAIRS)
 def test_every_pair_has_role_prompts_and_tool_schemas(benchmark: str, system: str) -> None:
     """What an LLM playing each agent of the pair would be given."""
-    from whowhen.agents import make_system, role_prompt
+    from whowhen.agents import make_system, pair_tools, role_prompt
 
     agents = make_system(system, benchmark).agents
     for agent in agents:
         prompt = role_prompt(system, benchmark, agent)
         assert prompt and len(prompt) > 40, (benchmark, system, agent)
-    tools = get_benchmark(benchmark).tools
+    tools = pair_tools(system, benchmark)
     assert tools and all({"name", "description", "parameters"} <= set(t) for t in tools)
+    # every tool the scripted policy calls is offered to a model in the same seat
+    _, steps, _ = run_rollouts(
+        benchmark, system, {**CONFIG["benchmarks"][benchmark], "n_tasks": 3}, 1, 0.0, 60
+    )
+    used = set(steps.filter(steps["kind"] == "action")["tool"])
+    assert used <= {t["name"] for t in tools}, used - {t["name"] for t in tools}

@@ -83,6 +83,17 @@ def role_prompt(system: str, benchmark: str, agent: str | None = None) -> str | 
     return prompts.get(agent)
 
 
+def pair_tools(system: str, benchmark: str) -> tuple[dict[str, Any], ...]:
+    """The tool schemas an LLM playing `system` on `benchmark` is offered: code_act writes
+    Python (run_python, final_answer); the others use the benchmark's own tools."""
+    from whowhen.benchmarks import get_benchmark
+    from whowhen.benchmarks.base import FINAL_ANSWER_TOOL, RUN_PYTHON_TOOL
+
+    if system == "code_act":
+        return (RUN_PYTHON_TOOL, FINAL_ANSWER_TOOL)
+    return get_benchmark(benchmark).tools
+
+
 def agent_client(
     agents: dict[str, Any] | None, llm: dict[str, Any] | None, models: dict[str, Any] | None
 ) -> Any:
