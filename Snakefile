@@ -23,6 +23,7 @@ except WhowhenError as exc:
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/rollouts.smk"
+include: "workflow/rules/replay.smk"
 include: "workflow/rules/taxonomy.smk"
 include: "workflow/rules/injection.smk"
 include: "workflow/rules/continuation.smk"

@@ -19,6 +19,7 @@ TINY: dict[str, Any] = {
     },
     "systems": ["react", "solver_verifier"],
     "rollouts": {"max_steps": 60, "slip_rate": 0.1},
+    "replay": {"max_probes": 10, "max_steps": 80},
     "taxonomy": {"file": "config/taxonomy.yaml"},
     "injection": {"seed": 7, "per_run": 2, "modes": []},
     "continuation": {"max_steps": 80, "train_fraction": 0.5, "split_seed": 3},

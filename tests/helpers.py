@@ -33,3 +33,25 @@ def pipeline(
         **{f"cont_{k}": v for k, v in parts.items()},
         **data,
     }
+
+
+def drifting_arithmetic(monkeypatch: Any) -> None:
+    """Make the arithmetic environment non-deterministic: every calculator observation
+    gets a counter appended, so a replayed prefix no longer matches its record."""
+    import dataclasses
+    import itertools
+
+    from whowhen import benchmarks
+    from whowhen.benchmarks.arithmetic import ArithmeticEnv
+
+    counter = itertools.count()
+
+    class Drifting(ArithmeticEnv):
+        def step(self, action):  # type: ignore[no-untyped-def]
+            result = super().step(action)
+            if result and result[0] == "calculator":
+                return "calculator", f"{result[1]} [{next(counter)}]"
+            return result
+
+    drifting = dataclasses.replace(benchmarks.BENCHMARKS["arithmetic"], make_env=Drifting)
+    monkeypatch.setitem(benchmarks.BENCHMARKS, "arithmetic", drifting)

@@ -10,6 +10,8 @@ from whowhen.analysis import (
     accuracy_figure,
     funnel,
     metrics,
+    modes_figure,
+    natural_failures_html,
     random_expected,
     render_report,
 )
@@ -139,10 +141,33 @@ def test_funnel_metrics_figure_and_report(tmp_path) -> None:
             "failure_rate": [0.2],
         }
     )
-    html = render_report(m, acc, fun, expected, fig, overview, "tiny")
+    html = render_report(m, acc, fun, expected, fig, natural_failures_html(overview), "tiny")
     assert "Natural failures" in html and "0.200" in html
     assert "data:image/png;base64," in html and "<table>" in html and "66.7%" in html
     assert "step_acc_substring" in html and "expected_step_acc" in html
+
+
+def test_modes_heatmap_and_natural_section(tmp_path) -> None:
+    modes = pl.DataFrame(
+        {
+            "benchmark": ["b", "b", "c"],
+            "system": ["s", "s", "t"],
+            "mode": ["reasoning.x", "action.y", "reasoning.x"],
+            "count": [3, 1, 2],
+            "share": [0.75, 0.25, 1.0],
+            "source": ["replay"] * 3,
+        }
+    )
+    fig = modes_figure(modes, tmp_path / "modes.png")
+    assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert modes_figure(modes.clear(), tmp_path / "empty.png").exists()
+    overview = pl.DataFrame({"benchmark": ["b"], "n_failed": [4]})
+    candidates = pl.DataFrame(
+        {"candidate": ["candidate.a_b"], "size": [2], "run_ids": [["r1", "r2"]]}
+    )
+    html = "\n".join(natural_failures_html(overview, modes, fig, None, None, candidates))
+    assert "source: replay" in html and "candidate.a_b" in html and "run_ids" not in html
+    assert "data:image/png;base64," in html
 
 
 def test_figure_with_perfect_accuracy(tmp_path) -> None:

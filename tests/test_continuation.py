@@ -4,7 +4,7 @@ import polars as pl
 
 from whowhen.continuation import assign_splits, continue_injections
 
-from .helpers import pipeline
+from .helpers import drifting_arithmetic, pipeline
 
 
 def test_statuses_and_labels_for_the_multi_agent_system() -> None:
@@ -83,24 +83,8 @@ def test_splits_are_by_task() -> None:
 
 
 def test_drifting_environment_makes_injections_invalid(monkeypatch) -> None:
-    import dataclasses
-    import itertools
-
-    from whowhen import benchmarks
-    from whowhen.benchmarks.arithmetic import ArithmeticEnv
-
-    counter = itertools.count()
-
-    class Drifting(ArithmeticEnv):
-        def step(self, action):
-            result = super().step(action)
-            if result and result[0] == "calculator":
-                return "calculator", f"{result[1]} [{next(counter)}]"
-            return result
-
     out = pipeline("react")
-    drifting = dataclasses.replace(benchmarks.BENCHMARKS["arithmetic"], make_env=Drifting)
-    monkeypatch.setitem(benchmarks.BENCHMARKS, "arithmetic", drifting)
+    drifting_arithmetic(monkeypatch)
     # the recorded runs came from the deterministic env; replay now drifts at the first
     # calculator observation that lies inside the prefix
     res = continue_injections(

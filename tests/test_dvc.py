@@ -19,6 +19,7 @@ def test_every_stage_has_code_deps_and_params(root) -> None:
     stages = yaml.safe_load((root / "dvc.yaml").read_text())["stages"]
     assert list(stages) == [
         "rollouts",
+        "replay",
         "taxonomy",
         "injection",
         "continuation",

@@ -22,6 +22,7 @@ import yaml
 
 STAGE_ORDER = (
     "rollouts",
+    "replay",
     "taxonomy",
     "injection",
     "continuation",
@@ -40,33 +41,26 @@ COMMON_CODE = [
     "src/whowhen/config.py",
     "src/whowhen/data/config.schema.yaml",
 ]
+AGENT_CODE = [
+    "src/whowhen/runtime",
+    "src/whowhen/benchmarks",
+    "src/whowhen/agents",
+    "src/whowhen/injection/operators.py",
+    "src/whowhen/media.py",
+    "src/whowhen/sandbox.py",
+]
+"""What running agents in environments depends on (rollouts, replay, continuation)."""
 STAGE_CODE = {
-    "rollouts": [
-        "src/whowhen/models",
-        "src/whowhen/rollouts.py",
-        "src/whowhen/runtime",
-        "src/whowhen/benchmarks",
-        "src/whowhen/agents",
-        "src/whowhen/injection/operators.py",
-        "src/whowhen/media.py",
-        "src/whowhen/sandbox.py",
-    ],
+    "rollouts": ["src/whowhen/models", "src/whowhen/rollouts.py", *AGENT_CODE],
+    "replay": ["src/whowhen/replay", *AGENT_CODE],
     "taxonomy": [
-        "src/whowhen/taxonomy.py",
+        "src/whowhen/taxonomy",
         "config/taxonomy.yaml",
         "src/whowhen/models",
         "src/whowhen/attribution/llm.py",
     ],
     "injection": ["src/whowhen/injection", "src/whowhen/agents", "src/whowhen/models"],
-    "continuation": [
-        "src/whowhen/models",
-        "src/whowhen/continuation.py",
-        "src/whowhen/runtime",
-        "src/whowhen/benchmarks",
-        "src/whowhen/agents",
-        "src/whowhen/media.py",
-        "src/whowhen/sandbox.py",
-    ],
+    "continuation": ["src/whowhen/models", "src/whowhen/continuation.py", *AGENT_CODE],
     "imports": ["src/whowhen/datasets"],
     "attribution": ["src/whowhen/attribution", "src/whowhen/models", "config/prices.yaml"],
     "analysis": ["src/whowhen/analysis", "workflow/report"],
@@ -76,6 +70,7 @@ EXTRA_OUTS = {"rollouts": ("results/media",)}
 (continuation only re-stores identical files, so one owner is right)."""
 STAGE_PARAMS = {
     "rollouts": ["seed", "benchmarks", "systems", "rollouts", "agents", "models", "llm"],
+    "replay": ["seed", "benchmarks", "rollouts", "replay"],
     "taxonomy": ["taxonomy", "models", "llm"],
     "injection": ["injection", "models", "llm"],
     "continuation": ["seed", "benchmarks", "continuation", "agents", "models", "llm"],

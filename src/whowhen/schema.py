@@ -178,6 +178,62 @@ SLIPS = TableSpec(
 with slips may still succeed (a recovery) and a failure's decisive step is not always its
 first slip, so this is evidence for mining, not a label."""
 
+PROBE_OUTCOMES = ("flipped", "still_failed", "fidelity_error", "error")
+PROBES = TableSpec(
+    "probes",
+    pa.schema(
+        [
+            ("run_id", _STR),
+            ("step", _INT),
+            ("agent", _STR),
+            ("outcome", _STR),
+            ("recorded_action", _STR),
+            ("corrected_action", _STR),
+            ("n_steps", _INT),
+            ("replayed_steps", _INT),
+            ("tokens_in", _INT),
+            ("tokens_out", _INT),
+            ("cost_usd", _F64),
+            ("end_reason", _STR),
+        ]
+    ),
+    required=("run_id", "step", "agent", "outcome", "corrected_action"),
+    allowed={"outcome": PROBE_OUTCOMES},
+    key=("run_id", "step"),
+)
+"""One counterfactual probe: action `step` of a failed run replaced by the reference
+policy's action for the same visible history, warm-started and run to the end. Cost:
+the continuation's length, the prefix steps re-executed and any model spend."""
+
+REPLAY_STATUSES = ("decisive", "no_single_decisive_step", "fidelity_error", "skipped")
+DECISIVE = TableSpec(
+    "decisive",
+    pa.schema(
+        [
+            ("run_id", _STR),
+            ("benchmark", _STR),
+            ("system", _STR),
+            ("modality", _STR),
+            ("status", _STR),
+            ("reason", _STR),
+            ("decisive_step", _INT),
+            ("decisive_agent", _STR),
+            ("action_type", _STR),
+            ("n_probes", _INT),
+            ("erroneous_action", _STR),
+            ("corrected_action", _STR),
+            ("mode", _STR),
+            ("category", _STR),
+            ("description", _STR),
+        ]
+    ),
+    required=("run_id", "benchmark", "system", "status", "n_probes"),
+    allowed={"status": REPLAY_STATUSES},
+    key=("run_id",),
+)
+"""Per natural failure: the decisive step found by counterfactual replay (or why none),
+the erroneous and corrected actions, the offline classifier's mode and a description."""
+
 CONTINUATIONS = TableSpec(
     "continuations",
     pa.schema(
@@ -248,15 +304,81 @@ OVERVIEW = TableSpec(
 MODE_OVERVIEW = TableSpec(
     "mode_overview",
     pa.schema(
-        [("benchmark", _STR), ("system", _STR), ("mode", _STR), ("count", _INT), ("share", _F64)]
+        [
+            ("benchmark", _STR),
+            ("system", _STR),
+            ("mode", _STR),
+            ("count", _INT),
+            ("share", _F64),
+            ("source", _STR),
+        ]
     ),
     required=("benchmark", "system", "mode", "count"),
     key=("benchmark", "system", "mode"),
 )
 
+REPLAY_CHECK = TableSpec(
+    "replay_check",
+    pa.schema(
+        [
+            ("benchmark", _STR),
+            ("system", _STR),
+            ("n_failed", _INT),
+            ("n_decisive", _INT),
+            ("n_no_single", _INT),
+            ("n_fidelity_error", _INT),
+            ("n_one_slip", _INT),
+            ("n_one_slip_found", _INT),
+            ("one_slip_found_rate", _F64),
+            ("probes", _INT),
+        ]
+    ),
+    required=("benchmark", "system", "n_failed"),
+    key=("benchmark", "system"),
+)
+"""Replay against the slip log, per pair and `all`: of the failures with exactly one logged
+slip, how often the decisive step found is that slip's step."""
+
+AGREEMENT = TableSpec(
+    "agreement",
+    pa.schema([("category", _STR), ("n", _INT), ("agree", _INT), ("rate", _F64)]),
+    required=("category", "n", "agree"),
+    key=("category",),
+)
+"""The offline mode classifier against the slip log's mode, per taxonomy category (`all`
+too), over decisive steps where a slip was logged."""
+
+CANDIDATES = TableSpec(
+    "candidates",
+    pa.schema(
+        [
+            ("candidate", _STR),
+            ("size", _INT),
+            ("terms", _STR),
+            ("example", _STR),
+            ("pairs", _STR),
+            ("run_ids", pa.list_(_STR)),
+        ]
+    ),
+    required=("candidate", "size"),
+    key=("candidate",),
+)
+"""Candidate new modes: clusters of error descriptions that no taxonomy mode fits."""
+
 TABLES: dict[str, TableSpec] = {
     t.name: t
-    for t in (RUNS, STEPS, LABELS, INJECTIONS, SLIPS, CONTINUATIONS, PREDICTIONS, OVERVIEW)
+    for t in (
+        RUNS,
+        STEPS,
+        LABELS,
+        INJECTIONS,
+        SLIPS,
+        PROBES,
+        DECISIVE,
+        CONTINUATIONS,
+        PREDICTIONS,
+        OVERVIEW,
+    )
 }
 
 

@@ -16,7 +16,8 @@ from whowhen.errors import WhowhenError
 
 STAGES = {
     "rollouts": "whowhen.rollouts:stage",
-    "taxonomy": "whowhen.taxonomy:stage",
+    "replay": "whowhen.replay:stage",
+    "taxonomy": "whowhen.taxonomy.stage:stage",
     "injection": "whowhen.injection:stage",
     "continuation": "whowhen.continuation:stage",
     "dataset": "whowhen.continuation:dataset_stage",

@@ -8,6 +8,10 @@ rule analysis:
         steps=dataset_paths("steps"),
         continuations=rules.dataset.output.continuations,
         overview=rules.taxonomy.output.overview,
+        mode_overview=rules.taxonomy.output.mode_overview,
+        replay_check=rules.taxonomy.output.replay_check,
+        agreement=rules.taxonomy.output.agreement,
+        candidates=rules.taxonomy.output.candidates,
         predictions=rules.attribution_all.input,
     output:
         metrics="results/metrics.json",
@@ -18,6 +22,11 @@ rule analysis:
             "reports/figures/accuracy.png",
             caption="../report/accuracy.rst",
             category="Attribution",
+        ),
+        modes_figure=report(
+            "reports/figures/modes.png",
+            caption="../report/modes.rst",
+            category="Natural failures",
         ),
         report="reports/report.html",
     params:

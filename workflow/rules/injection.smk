@@ -6,6 +6,7 @@ rule injection:
         runs="results/rollouts/{benchmark}/{system}/runs.parquet",
         steps="results/rollouts/{benchmark}/{system}/steps.parquet",
         taxonomy=rules.taxonomy.output.taxonomy,
+        mode_overview=rules.taxonomy.output.mode_overview,
     output:
         injections="results/injection/{benchmark}/{system}/injections.parquet",
     params:

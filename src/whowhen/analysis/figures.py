@@ -61,3 +61,28 @@ def accuracy_figure(
         fig.savefig(tmp, format="png", dpi=110, metadata={"Software": None})
     plt.close(fig)
     return Path(path)
+
+
+def modes_figure(modes: pl.DataFrame, path: str | Path) -> Path:
+    """Heatmap of mode shares among natural failures: one row per (benchmark, system)."""
+    sns.set_theme(style="white")
+    frame = modes.with_columns((pl.col("benchmark") + " / " + pl.col("system")).alias("pair")).sort(
+        "pair", "mode"
+    )
+    if frame.height:
+        table = frame.pivot(on="mode", index="pair", values="share").fill_null(0.0)
+        cols = sorted(c for c in table.columns if c != "pair")
+        data = table.select("pair", *cols).to_pandas().set_index("pair")
+    else:
+        import pandas as pd
+
+        data = pd.DataFrame({"(no classified failures)": [0.0]}, index=["-"])
+    fig, ax = plt.subplots(figsize=(2.2 + 0.55 * data.shape[1], 1.6 + 0.32 * data.shape[0]))
+    sns.heatmap(data, annot=True, fmt=".2f", cmap="Blues", vmin=0, vmax=1, cbar=False, ax=ax)
+    ax.set(xlabel="mode", ylabel="", title="Modes of the decisive errors (share per pair)")
+    ax.tick_params(axis="x", labelrotation=60)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
+    plt.close(fig)
+    return Path(path)

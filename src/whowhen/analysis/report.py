@@ -38,7 +38,7 @@ def render_report(
     funnel: pl.DataFrame,
     expected: pl.DataFrame,
     figure: str | Path,
-    overview: pl.DataFrame | None = None,
+    natural: list[str] | None = None,
     config_summary: str = "",
 ) -> str:
     """Dataset summary, injection funnel, and accuracy (exact and Who&When-compatible)."""
@@ -66,18 +66,7 @@ def render_report(
         "<h2>Datasets</h2>",
         f"<p>{ds['items']} labelled failures ({ds['train']} train / {ds['test']} test).</p>",
         table_html(expected.filter(pl.col("split") == "all").select("dataset", "n")),
-        *(
-            [
-                "<h2>Natural failures of the rollouts</h2>",
-                "<p class='note'>Rollouts per (benchmark, system) with the seeded slip model on; "
-                "the failed ones are the natural failures the taxonomy is mined from. "
-                "<code>n_slips</code>: slips the slip model made (logged out of band); "
-                "<code>n_recovered</code>: runs that slipped and still succeeded.</p>",
-                table_html(overview),
-            ]
-            if overview is not None
-            else []
-        ),
+        *(natural or []),
         "<h2>Built dataset: injection funnel</h2>",
         f"<p>{inj['injections']} injections: {inj['flipped']} flipped (kept, labelled), "
         f"{inj['recovered']} recovered by the system, {inj['invalid']} invalid. Prefix "
@@ -96,3 +85,57 @@ def render_report(
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def natural_failures_html(
+    overview: pl.DataFrame,
+    modes: pl.DataFrame | None = None,
+    modes_figure: str | Path | None = None,
+    check: pl.DataFrame | None = None,
+    agreement: pl.DataFrame | None = None,
+    candidates: pl.DataFrame | None = None,
+) -> list[str]:
+    """The report's natural-failure section: rollouts and failures per pair, the modes of
+    the decisive errors (table and heatmap), replay and classifier checks, candidates."""
+    parts = [
+        "<h2>Natural failures of the rollouts</h2>",
+        "<p class='note'>Rollouts per (benchmark, system) with the seeded slip model on; "
+        "the failed ones are the natural failures the taxonomy is mined from. "
+        "<code>n_slips</code>: slips the slip model made (logged out of band); "
+        "<code>n_recovered</code>: runs that slipped and still succeeded.</p>",
+        table_html(overview),
+    ]
+    if check is not None:
+        parts += [
+            "<h3>Counterfactual replay</h3>",
+            "<p class='note'>Each failed run is warm-started with one agent action replaced "
+            "by the reference policy's action for the same history; the first correction "
+            "that flips the outcome is the decisive step. <code>n_one_slip_found</code>: "
+            "failures with exactly one logged slip whose decisive step is that slip's step; "
+            "the rest are runs where the corrected continuation slipped again.</p>",
+            table_html(check),
+        ]
+    if modes is not None:
+        source = modes["source"][0] if modes.height else "replay"
+        parts += [
+            f"<h3>Failure modes of the decisive errors (source: {html.escape(source)})</h3>",
+            *([image_html(modes_figure, "mode shares per pair")] if modes_figure else []),
+            table_html(modes),
+        ]
+    if agreement is not None:
+        parts += [
+            "<h3>Offline mode classifier against the slip log</h3>",
+            "<p class='note'>Per taxonomy category of the logged slip at the decisive step: "
+            "how often the classifier, which sees only the erroneous and the corrected "
+            "action, names the slip's mode.</p>",
+            table_html(agreement),
+        ]
+    if candidates is not None:
+        parts += [
+            "<h3>Candidate new modes</h3>",
+            "<p class='note'>Clusters of decisive errors no taxonomy mode fits.</p>",
+            table_html(candidates.drop("run_ids"))
+            if candidates.height
+            else "<p>None: every decisive error fits a taxonomy mode.</p>",
+        ]
+    return parts

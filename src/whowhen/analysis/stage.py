@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from whowhen.analysis.figures import accuracy_figure
-from whowhen.analysis.report import render_report
+from whowhen.analysis.figures import accuracy_figure, modes_figure
+from whowhen.analysis.report import natural_failures_html, render_report
 from whowhen.analysis.scores import accuracy, funnel, metrics, random_expected
 from whowhen.io import write_json, write_text
 from whowhen.schema import (
+    AGREEMENT,
+    CANDIDATES,
     CONTINUATIONS,
     LABELS,
+    MODE_OVERVIEW,
     OVERVIEW,
     PREDICTIONS,
+    REPLAY_CHECK,
     RUNS,
     STEPS,
     read_table,
@@ -37,6 +41,16 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     write_text(outputs["funnel"], fun.write_csv(float_precision=6))
     write_text(outputs["expected"], expected.write_csv(float_precision=6))
     accuracy_figure(acc, outputs["figure"])
+    modes = read_table(inputs["mode_overview"], MODE_OVERVIEW)
+    modes_figure(modes, outputs["modes_figure"])
+    natural = natural_failures_html(
+        overview,
+        modes,
+        outputs["modes_figure"],
+        read_table(inputs["replay_check"], REPLAY_CHECK),
+        read_table(inputs["agreement"], AGREEMENT),
+        read_table(inputs["candidates"], CANDIDATES),
+    )
     write_text(
         outputs["report"],
         render_report(
@@ -45,7 +59,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
             fun,
             expected,
             outputs["figure"],
-            overview,
+            natural,
             f"datasets: {', '.join(params['datasets'])}; systems: "
             f"{', '.join(params['systems'])}; attributors: {', '.join(params['attributors'])}",
         ),

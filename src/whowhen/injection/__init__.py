@@ -7,9 +7,18 @@ from whowhen.injection.plan import candidate_steps, plan_injections
 __all__ = ["OPERATORS", "candidate_steps", "plan_injections", "random_slip"]
 
 
+def mode_weights(overview: object, calibrate: float) -> dict[tuple[str, str], dict[str, float]]:
+    """(benchmark, system) -> mode -> 1 + calibrate * (natural failures with that mode)."""
+    weights: dict[tuple[str, str], dict[str, float]] = {}
+    for row in overview.iter_rows(named=True):  # type: ignore[attr-defined]
+        pair = weights.setdefault((row["benchmark"], row["system"]), {})
+        pair[row["mode"]] = 1.0 + calibrate * row["count"]
+    return weights
+
+
 def stage(params: dict, inputs: object, outputs: object, wildcards: object) -> None:
     """Snakemake edge: plan the injections of one (benchmark, system) shard."""
-    from whowhen.schema import INJECTIONS, RUNS, STEPS, read_table, write_table
+    from whowhen.schema import INJECTIONS, MODE_OVERVIEW, RUNS, STEPS, read_table, write_table
     from whowhen.taxonomy import load_taxonomy
 
     cfg = params["injection"]
@@ -29,5 +38,6 @@ def stage(params: dict, inputs: object, outputs: object, wildcards: object) -> N
         cfg["per_run"],
         cfg.get("modes") or None,
         generator,
+        mode_weights(read_table(inputs["mode_overview"], MODE_OVERVIEW), cfg.get("calibrate", 1.0)),
     )
     write_table(planned, INJECTIONS, outputs["injections"])

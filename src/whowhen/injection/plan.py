@@ -52,12 +52,15 @@ def plan_injections(
     per_run: int,
     modes: list[str] | None = None,
     generator: Generator = programmatic,
+    weights: dict[tuple[str, str], dict[str, float]] | None = None,
 ) -> pl.DataFrame:
     """Up to `per_run` distinct (step, mode) injections per successful run.
 
-    Step: uniform over the run's candidate agent actions. Mode: uniform over the
-    modes that apply to that action type (and are enabled). Depends only on the
-    inputs and `seed`, so reruns plan the same injections.
+    Step: uniform over the run's candidate agent actions. Mode: among the modes that
+    apply to that action type (and are enabled), drawn in proportion to
+    `weights[(benchmark, system)][mode]` (default 1: uniform), so injections follow the
+    natural failures' mode mix where one is known. Depends only on the inputs and
+    `seed`, so reruns plan the same injections.
     """
     enabled = [m for m in taxonomy.modes if m.id in OPERATORS and (not modes or m.id in modes)]
     cands = candidate_steps(steps, taxonomy)
@@ -78,6 +81,10 @@ def plan_injections(
         chosen = 0
         step_order = sorted(by_step)
         rng.shuffle(step_order)
+        pair = (weights or {}).get((run["benchmark"], run["system"]), {})
+        for step in step_order:  # weighted order without replacement (Efraimidis-Spirakis)
+            keys = {m.id: rng.random() ** (1.0 / pair.get(m.id, 1.0)) for _, m in by_step[step]}
+            by_step[step].sort(key=lambda sm, keys=keys: -keys[sm[1].id])
         for step in step_order:
             if chosen >= per_run:
                 break

@@ -1,0 +1,184 @@
+"""Offline mode classifier: which taxonomy mode an erroneous action shows, from how it
+differs from the corrected one (the reference policy's action for the same history).
+
+Rules per action type, most specific first; each looks only at the two actions and the
+visible history before them, as a reviewer would:
+
+- a checker (verifier, reviewer, tester) that approves or finishes where the correction
+  rejects -> verification.false_approval;
+- finishing (final_answer, checkout) where the correction still works ->
+  planning.premature_finish; another tool with the same intent -> action.wrong_tool;
+- same tool, same stated intent, other arguments -> action.wrong_tool_argument;
+- computations (calculator, sql, `print(a op b)` programs): another operator ->
+  reasoning.wrong_operator; a number that a perception tool showed differently ->
+  perception.misread_value; another operand -> reasoning.wrong_operand;
+- code (a `def` changed) -> reasoning.logic_bug;
+- answers: a count off by one over detections -> reasoning.miscount; a value or name that
+  belongs to another object in the observations -> perception.misidentified_object;
+  a perception reading carried wrongly -> perception.misread_value;
+- navigation with a changed intent (read, search, sample_frames) -> planning.wrong_subgoal;
+  a click on another item for a stated reason -> perception.misidentified_object;
+- messages: a repeat of the sender's earlier message -> coordination.ignored_message;
+  otherwise a changed report or instruction -> coordination.distorted_handoff.
+
+Returns None when no rule fits: those failures are clustered into candidate new modes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from whowhen.runtime import Action, Step
+
+CHECKERS = ("verifier", "reviewer", "tester")
+FINISH = ("final_answer", "checkout")
+PERCEPTION_TOOLS = ("read_chart", "detect_objects", "sample_frames")
+COMPUTE = ("calculator", "sql", "run_python")
+NAVIGATE = ("read", "search", "sample_frames", "detect_objects")
+_NUM = re.compile(r"-?\d+(?:\.\d+)?")
+_OPS = re.compile(r"(?<=[\d)\s])([-+*/]{1,2})(?=[\s(\d])|\b(SUM|AVG|MAX|MIN)\b", re.I)
+addressee_re = re.compile(r"^To \w+:\s*")
+_REJECT = re.compile(r"check failed|fail|redo|please fix|send(?:ing)? it back|not ", re.I)
+
+
+def _args(action: Action) -> str:
+    return json.dumps(action.tool_args or {}, sort_keys=True)
+
+
+def _numbers(text: str) -> list[str]:
+    return _NUM.findall(text)
+
+
+def _changed_numbers(wrong: str, right: str) -> set[str]:
+    return set(_numbers(wrong)) - set(_numbers(right))
+
+
+def _observed(history: Sequence[Step], tools: Sequence[str] | None = None) -> str:
+    return "\n".join(
+        s.content for s in history if s.kind == "observation" and (not tools or s.actor in tools)
+    )
+
+
+def _operators(text: str) -> list[str]:
+    return [(a or b).upper() for a, b in _OPS.findall(text)]
+
+
+def classify(wrong: Action, right: Action, history: Sequence[Step]) -> str | None:
+    """The taxonomy mode id of `wrong` (corrected by `right`), or None if no rule fits."""
+    approves = wrong.tool in FINISH or not _REJECT.search(wrong.content)
+    rejects = right.tool is None and _REJECT.search(right.content)
+    if wrong.actor in CHECKERS and approves and rejects:
+        return "verification.false_approval"
+    if wrong.tool != right.tool:
+        return _other_tool(wrong, right)
+    if wrong.tool is None:
+        return _message(wrong, right, history)
+    if "def " in _args(wrong) or wrong.tool == "write_code":
+        return "reasoning.logic_bug"
+    if wrong.content == right.content and wrong.tool not in ("final_answer",):
+        return "action.wrong_tool_argument"
+    if wrong.tool in COMPUTE:
+        return _computation(wrong, right, history)
+    if wrong.tool == "final_answer":
+        return _answer(wrong, right, history)
+    if wrong.tool == "click":
+        return "perception.misidentified_object"
+    if wrong.tool in NAVIGATE:
+        return "planning.wrong_subgoal"
+    return None
+
+
+def _other_tool(wrong: Action, right: Action) -> str | None:
+    if wrong.tool is None:  # talking where the reference acts
+        return "coordination.ignored_message"
+    if wrong.content == right.content and right.tool is not None:
+        return "action.wrong_tool"  # the intent stated is the reference's
+    if wrong.tool in FINISH:
+        return "planning.premature_finish"
+    if right.tool is not None:
+        return "action.wrong_tool"
+    return None
+
+
+def _computation(wrong: Action, right: Action, history: Sequence[Step]) -> str:
+    w, r = _args(wrong), _args(right)
+    if _operators(w) != _operators(r):
+        return "reasoning.wrong_operator"
+    changed = _changed_numbers(w, r)
+    seen = _observed(history, PERCEPTION_TOOLS)
+    if seen and changed and any(n in _numbers(r) for n in _numbers(seen)):
+        return "perception.misread_value"
+    if changed and wrong.content == right.content:
+        return "action.wrong_tool_argument"
+    return "reasoning.wrong_operand"
+
+
+def _answer(wrong: Action, right: Action, history: Sequence[Step]) -> str | None:
+    w = str((wrong.tool_args or {}).get("answer", ""))
+    r = str((right.tool_args or {}).get("answer", ""))
+    if wrong.content == right.content:
+        return "action.wrong_tool_argument"
+    seen = _observed(history, PERCEPTION_TOOLS)
+    w_num, r_num = _numbers(w), _numbers(r)
+    if w_num and r_num:
+        diff = abs(float(w_num[-1]) - float(r_num[-1]))
+        if "detect_objects" in {s.actor for s in history} and diff == 1:
+            return "reasoning.miscount"
+        if seen:
+            return (
+                "perception.misidentified_object"
+                if w_num[-1] in _numbers(wrong.content) and w_num[-1] in _numbers(seen)
+                else "perception.misread_value"
+            )
+        return "reasoning.wrong_operand"
+    if seen and w.lower() in seen.lower():
+        return "perception.misidentified_object"
+    return "perception.misread_value" if seen else None
+
+
+_IMPERATIVE = re.compile(
+    r"^(find|track|read|look|search|check|compute|work|select|buy|add|open|count|answer|"
+    r"redo|please|report|use|take)\b",
+    re.I,
+)
+
+
+def _sentences(text: str) -> list[str]:
+    body = addressee_re.sub("", text, count=1)
+    return [p.strip() for p in re.split(r"(?<=[.?!])\s+", body) if p.strip()]
+
+
+def _message(wrong: Action, right: Action, history: Sequence[Step]) -> str:
+    earlier = [s.content for s in history if s.actor == wrong.actor and s.kind == "message"]
+    if wrong.content in earlier:
+        return "coordination.ignored_message"
+    to_w, to_r = addressee_re.match(wrong.content), addressee_re.match(right.content)
+    if (to_w and to_w.group(0)) != (to_r and to_r.group(0)):
+        return "planning.wrong_subgoal"  # handed to another agent: a different next step
+    w_tokens, r_tokens = wrong.content.split(), right.content.split()
+    if sorted(w_tokens) == sorted(r_tokens):
+        return "perception.misidentified_object"  # the same facts, pinned on other objects
+    w_s, r_s = _sentences(wrong.content), _sentences(right.content)
+    changed = next((a for a, b in zip(w_s, r_s, strict=False) if a != b), w_s[-1] if w_s else "")
+    return (
+        "planning.wrong_subgoal"
+        if _IMPERATIVE.match(changed)
+        else ("coordination.distorted_handoff")
+    )
+
+
+def describe(wrong: Action, right: Action) -> str:
+    """A one-line free-text account of the error (what clustering groups)."""
+    if wrong.tool != right.tool:
+        return (
+            f"{wrong.actor} called {wrong.tool or 'a message'} where the reference calls "
+            f"{right.tool or 'a message'}: {wrong.content[:120]}"
+        )
+    if wrong.tool is None:
+        return f"{wrong.actor} said {wrong.content[:160]!r} instead of {right.content[:160]!r}"
+    return (
+        f"{wrong.actor} {wrong.tool} with {_args(wrong)[:120]} instead of {_args(right)[:120]}"
+        + ("" if wrong.content == right.content else f"; stated: {wrong.content[:120]}")
+    )

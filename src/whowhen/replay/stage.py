@@ -1,0 +1,119 @@
+"""The replay stage over one (benchmark, system) shard: every failed rollout is replayed
+counterfactually; one `decisive` row per failure and every probe are written."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import polars as pl
+
+from whowhen.agents import LLM_SYSTEMS, make_system
+from whowhen.benchmarks import get_benchmark
+from whowhen.injection import random_slip
+from whowhen.replay.classify import classify, describe
+from whowhen.replay.probe import probe_rows, replay_run
+from whowhen.runtime.records import steps_from_frame
+from whowhen.schema import DECISIVE, PROBES, RUNS, STEPS, read_table, to_arrow, write_table
+
+log = logging.getLogger(__name__)
+
+
+def replay_failures(
+    runs: pl.DataFrame,
+    steps: pl.DataFrame,
+    bench_cfg: dict[str, Any],
+    seed: int,
+    slip_rate: float,
+    max_probes: int,
+    max_steps: int,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(probes, decisive) for the failed runs of one shard. Pure given its arguments."""
+    failed = runs.filter(~pl.col("success")).sort("run_id")
+    probes: list[dict[str, Any]] = []
+    decisive: list[dict[str, Any]] = []
+    tasks: dict[tuple[str, str], Any] = {}
+    for i, run in enumerate(failed.iter_rows(named=True), start=1):
+        row = _row(run)
+        decisive.append(row)
+        if run["system"] in LLM_SYSTEMS:
+            row.update(status="skipped", reason="no scripted reference policy for a model run")
+            continue
+        bench = get_benchmark(run["benchmark"], bench_cfg)
+        if not any(k[0] == bench.name for k in tasks):
+            tasks.update({(bench.name, t.task_id): t for t in bench.make_tasks(bench_cfg, seed)})
+        task = tasks.get((bench.name, run["task_id"]))
+        if task is None:
+            row.update(status="skipped", reason=f"task {run['task_id']} not in this config")
+            continue
+        recorded = steps_from_frame(steps.filter(pl.col("run_id") == run["run_id"]))
+
+        def agent(run: dict[str, Any] = run) -> Any:
+            return make_system(
+                run["system"],
+                run["benchmark"],
+                slip_rate=slip_rate,
+                seed=seed,
+                slip=random_slip,
+                bench_cfg=bench_cfg,
+            )
+
+        reference = make_system(run["system"], run["benchmark"], bench_cfg=bench_cfg)
+        result = replay_run(
+            recorded,
+            lambda task=task, bench=bench: bench.make_env(task),
+            reference,
+            agent,
+            max_probes,
+            max_steps,
+        )
+        probes += probe_rows(run["run_id"], result)
+        row.update(status=result.status, reason=result.reason, n_probes=len(result.probes))
+        hit = result.decisive
+        if hit is not None:
+            mode = classify(hit.recorded, hit.corrected, recorded[: hit.step])
+            row.update(
+                decisive_step=hit.step,
+                decisive_agent=hit.agent,
+                action_type=hit.recorded.tool or "message",
+                erroneous_action=hit.recorded.to_json(),
+                corrected_action=hit.corrected.to_json(),
+                mode=mode,
+                category=mode.split(".", 1)[0] if mode else None,
+                description=describe(hit.recorded, hit.corrected),
+            )
+        if i % 25 == 0 or i == failed.height:
+            log.info("replay: %d/%d failed runs", i, failed.height)
+    return (
+        pl.from_arrow(to_arrow(probes, PROBES)),
+        pl.from_arrow(to_arrow(decisive, DECISIVE)),
+    )
+
+
+def _row(run: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "run_id": run["run_id"],
+        "benchmark": run["benchmark"],
+        "system": run["system"],
+        "modality": run["modality"],
+        "status": "no_single_decisive_step",
+        "reason": None,
+        "n_probes": 0,
+    }
+
+
+def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
+    """Snakemake edge: one (benchmark, system) shard."""
+    probes, decisive = replay_failures(
+        read_table(inputs["runs"], RUNS),
+        read_table(inputs["steps"], STEPS),
+        params["bench"],
+        params["seed"],
+        params["rollouts"]["slip_rate"],
+        params["replay"]["max_probes"],
+        params["replay"]["max_steps"],
+    )
+    counts = decisive["status"].value_counts(sort=True).rows()
+    log.info("replay %s/%s: %s", wildcards["benchmark"], wildcards["system"], dict(counts))
+    write_table(probes, PROBES, outputs["probes"])
+    write_table(decisive, DECISIVE, outputs["decisive"])
