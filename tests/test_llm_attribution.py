@@ -201,6 +201,7 @@ def test_pipeline_with_llm_profile_reruns_free_and_leaks_no_key(tmp_path) -> Non
     )
     assert annotations.height == (~rollouts_all["success"]).sum()
     assert overview.height > 0 or annotations.height == 0
+    assert (overview["source"] == "annotator:mock").all()  # the annotator's modes, not replay
     scanned = _files(project)
     assert len(scanned) > 50 and any(".cache" in str(p) for p in scanned)
     for path in scanned:

@@ -32,6 +32,31 @@ def test_shipped_taxonomy_loads() -> None:
     assert parse_taxonomy(tax.to_dict()) == tax
 
 
+STABLE_IDS = {  # released mode ids: never renamed or reused (add new ones, never remove)
+    "perception.misread_value",
+    "perception.misidentified_object",
+    "reasoning.wrong_operand",
+    "reasoning.wrong_operator",
+    "reasoning.miscount",
+    "reasoning.logic_bug",
+    "planning.wrong_subgoal",
+    "planning.premature_finish",
+    "action.wrong_tool_argument",
+    "action.wrong_tool",
+    "verification.false_approval",
+    "coordination.ignored_message",
+    "coordination.distorted_handoff",
+}
+
+
+def test_released_mode_ids_stay_stable() -> None:
+    tax = load_taxonomy(ROOT / "config" / "taxonomy.yaml")
+    assert STABLE_IDS <= {m.id for m in tax.modes}
+    for mode in tax.modes:  # an id names its category, so a mode never changes category
+        assert mode.id.split(".")[0] == mode.category
+        assert mode.definition and mode.example and mode.action_types
+
+
 @pytest.mark.parametrize(
     ("mutate", "field"),
     [

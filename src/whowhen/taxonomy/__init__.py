@@ -106,6 +106,12 @@ def parse_taxonomy(data: Any, source: str = "<taxonomy>") -> Taxonomy:
             raise WhowhenError(
                 f"category {m.category!r} is not declared", path=source, field=f"modes.{i}.category"
             )
+        if not m.id.startswith(f"{m.category}."):
+            raise WhowhenError(
+                f"mode id {m.id!r} must start with its category {m.category!r}",
+                path=source,
+                field=f"modes.{i}.id",
+            )
         if m.id in seen:
             raise WhowhenError(f"duplicate mode id {m.id!r}", path=source, field=f"modes.{i}.id")
         seen.add(m.id)
