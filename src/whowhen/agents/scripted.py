@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from whowhen.runtime import Action, Step
 
-Slip = Callable[[Action, random.Random], tuple[str, Action] | None]
+Slip = Callable[[Action, random.Random, Sequence[Step]], tuple[str, Action] | None]
 """Turns a correct action into an erroneous one, with the taxonomy mode of the error (or
 None if no mode applies), for natural failures."""
 
@@ -51,7 +51,7 @@ class Slipper:
         rng = random.Random(f"{self.seed}:{len(history)}:{history[0].content}")
         if rng.random() >= self.rate:
             return action
-        slipped = self.slip(action, rng)
+        slipped = self.slip(action, rng, history)
         if slipped is None:
             return action
         self.log.append(SlipRecord(len(history), slipped[0], action, slipped[1]))

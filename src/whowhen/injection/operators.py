@@ -8,14 +8,18 @@ with no number to change), and the caller tries another mode.
 
 from __future__ import annotations
 
+import inspect
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from whowhen.agents.arithmetic import calc_action, parse_calc
 from whowhen.benchmarks.arithmetic import format_number
-from whowhen.runtime import Action
+from whowhen.runtime import Action, Step
 
-Operator = Callable[[Action, random.Random], Action | None]
+Operator = Callable[..., Action | None]
+"""(action, rng[, history]) -> a replacement, or None when the operator does not apply.
+`history` is the visible history before the action (a sequence of Steps): operators that
+need context (the last observation, a proposed answer) take it as a third argument."""
 
 _CONFUSED_OP = {"add": "sub", "sub": "add", "mul": "add", "div": "sub"}
 
@@ -137,12 +141,17 @@ _CORE: dict[str, Operator] = {
 }
 
 
+def _takes_history(op: Operator) -> bool:
+    return len(inspect.signature(op).parameters) >= 3
+
+
 def _combined(operators: list[Operator]) -> Operator:
     """One mode's operator: the first of the benchmarks' operators that applies."""
+    with_history = [(op, _takes_history(op)) for op in operators]
 
-    def apply(action: Action, rng: random.Random) -> Action | None:
-        for op in operators:
-            replaced = op(action, rng)
+    def apply(action: Action, rng: random.Random, history: Sequence[Step] = ()) -> Action | None:
+        for op, wants in with_history:
+            replaced = op(action, rng, history) if wants else op(action, rng)
             if replaced is not None and replaced != action:
                 return replaced
         return None
@@ -165,12 +174,14 @@ def _registry() -> dict[str, Operator]:
 OPERATORS: dict[str, Operator] = _registry()
 
 
-def random_slip(action: Action, rng: random.Random) -> tuple[str, Action] | None:
+def random_slip(
+    action: Action, rng: random.Random, history: Sequence[Step] = ()
+) -> tuple[str, Action] | None:
     """The slip model of the scripted policies: a random applicable operator, and its mode."""
     names = sorted(OPERATORS)
     rng.shuffle(names)
     for name in names:
-        replaced = OPERATORS[name](action, rng)
+        replaced = OPERATORS[name](action, rng, history)
         if replaced is not None and replaced != action:
             return name, replaced
     return None

@@ -28,8 +28,10 @@ Generator = Callable[[Action, Mode, list[dict[str, Any]], random.Random], Action
 def programmatic(
     original: Action, mode: Mode, context: list[dict[str, Any]], rng: random.Random
 ) -> Action | None:
-    """The mode's programmatic operator (no model call)."""
-    return OPERATORS[mode.id](original, rng)
+    """The mode's programmatic operator (no model call), given the visible history."""
+    from whowhen.runtime.records import steps_from_rows
+
+    return OPERATORS[mode.id](original, rng, steps_from_rows(context))
 
 
 def candidate_steps(steps: pl.DataFrame, taxonomy: Taxonomy) -> pl.DataFrame:

@@ -86,6 +86,11 @@ def _role(step: Step) -> str:
 
 def steps_from_frame(frame: pl.DataFrame) -> list[Step]:
     """One run's steps (already filtered to its run_id) as runtime Steps, in order."""
+    return steps_from_rows(frame.sort("step").to_dicts())
+
+
+def steps_from_rows(rows: list[dict[str, Any]]) -> list[Step]:
+    """Step-table rows (dicts, in order) as runtime Steps."""
     return [
         Step(
             r["step"],
@@ -96,5 +101,5 @@ def steps_from_frame(frame: pl.DataFrame) -> list[Step]:
             json.loads(r["tool_args"]) if r["tool_args"] else None,
             tuple(r["media"] or ()),
         )
-        for r in frame.sort("step").iter_rows(named=True)
+        for r in rows
     ]
