@@ -1,17 +1,27 @@
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
+
 import pytest
 
+from whowhen.agents import make_system
+from whowhen.agents.arithmetic_ops import OPERATORS as ARITHMETIC_OPERATORS
+from whowhen.agents.arithmetic_ops import premature_finish
 from whowhen.benchmarks import get_benchmark
 from whowhen.benchmarks.arithmetic import (
     ArithmeticEnv,
+    Task,
     calculate,
     generate_tasks,
     normalize_answer,
     parse_problem,
 )
 from whowhen.errors import WhowhenError
-from whowhen.runtime import Action
+from whowhen.injection import OPERATORS
+from whowhen.runtime import Action, Episode, Step, run_episode, warm_start
+
+from .operator_checks import valid_for_env
 
 
 def test_generation_is_seeded() -> None:
@@ -77,3 +87,113 @@ def test_exact_match_evaluator() -> None:
 def test_registry_rejects_unknown_benchmark() -> None:
     with pytest.raises(WhowhenError, match="unknown benchmark"):
         get_benchmark("chess")
+
+
+# --- operators of the arithmetic policies (planning, hand-off, verification) ------------
+
+MARKERS = ("inject", "error", "wrong", "mistake", "slip", "oops")
+FOREIGN = (
+    Action("assistant", "The chart shows 64 for Lyon.", "calculator", {"expression": "64 - 31"}),
+    Action("solver", "Lyon 64 minus Oslo 31 is 33. Proposed answer: 33."),
+    Action("verifier", "Check failed: the question asks for the total. Please redo the query."),
+    Action("assistant", "I will read about Bergen.", "read", {"title": "Bergen"}),
+    Action("coder", "I will implement f.", "write_code", {"code": "def f():\n    return 1\n"}),
+)
+
+
+def _sound(replaced: Action, original: Action, system: str) -> None:
+    assert replaced is not None and replaced != original
+    assert replaced.actor == original.actor
+    assert valid_for_env(replaced, "arithmetic", system)
+    text = f"{replaced.content} {replaced.tool_args}".lower()
+    assert not any(word in text for word in MARKERS)
+
+
+def _episode(system: str, index: int = 0) -> tuple[Task, Episode]:
+    task = generate_tasks(10, seed=5)[index]
+    return task, run_episode(ArithmeticEnv(task), make_system(system, "arithmetic"), 80)
+
+
+def _recovered(index: int = 0) -> tuple[Task, Episode]:
+    """A solver-verifier run where a wrong operator was caught and redone."""
+    task, original = _episode("solver_verifier", index)
+    swapped = OPERATORS["reasoning.wrong_operator"](
+        original.history[1].as_action(), random.Random(0)
+    )
+    system = make_system("solver_verifier", "arithmetic")
+    result = warm_start(ArithmeticEnv(task), system, original.history, 1, swapped, 80)
+    assert result.episode.verdict.success
+    return task, result.episode
+
+
+def _replay(
+    task: Task, system: str, history: Sequence[Step], step: int, replacement: Action
+) -> bool:
+    result = warm_start(
+        ArithmeticEnv(task), make_system(system, "arithmetic"), history, step, replacement, 80
+    )
+    assert result.fidelity.exact
+    return result.episode.verdict.success
+
+
+@pytest.mark.parametrize("mode", ["planning.premature_finish", "planning.wrong_subgoal"])
+def test_planning_operators_on_react_steps(mode: str) -> None:
+    task, episode = _episode("react")
+    calcs = [s for s in episode.history if s.tool == "calculator"]
+    step = calcs[1]
+    replaced = OPERATORS[mode](step.as_action(), random.Random(0), episode.history[: step.step])
+    _sound(replaced, step.as_action(), "react")
+    if mode == "planning.premature_finish":
+        assert replaced.tool == "final_answer"
+        assert replaced.tool_args == {"answer": episode.history[step.step - 1].content}
+    else:
+        assert replaced.tool == "calculator" and replaced.content.startswith("Next, ")
+    assert not _replay(task, "react", episode.history, step.step, replaced)
+    for foreign in FOREIGN:  # this module's operator (the registry's also tries others')
+        assert ARITHMETIC_OPERATORS[mode](foreign, random.Random(0), episode.history[:1]) is None
+
+
+def test_premature_finish_needs_one_operation_done_and_a_single_agent() -> None:
+    _, episode = _episode("react")
+    first = next(s for s in episode.history if s.tool == "calculator")
+    assert premature_finish(first.as_action(), random.Random(0), episode.history[:1]) is None
+    _, sv = _episode("solver_verifier")  # the verifier counts the solver's calculations
+    second = [s for s in sv.history if s.tool == "calculator"][1]
+    for mode in ("planning.premature_finish", "planning.wrong_subgoal"):
+        op = ARITHMETIC_OPERATORS[mode]
+        assert op(second.as_action(), random.Random(0), sv.history[: second.step]) is None
+
+
+def test_distorted_handoff_miscopies_the_proposal() -> None:
+    task, episode = _episode("solver_verifier")
+    step = next(s for s in episode.history if "Proposed answer" in s.content)
+    op = OPERATORS["coordination.distorted_handoff"]
+    replaced = op(step.as_action(), random.Random(0), episode.history[: step.step])
+    _sound(replaced, step.as_action(), "solver_verifier")
+    assert replaced.content.split("Proposed answer: ")[0] == step.content.split("Proposed")[0]
+    assert not _replay(task, "solver_verifier", episode.history, step.step, replaced)
+    for foreign in FOREIGN:
+        own = ARITHMETIC_OPERATORS["coordination.distorted_handoff"]
+        assert own(foreign, random.Random(0), episode.history[:1]) is None
+
+
+def test_false_approval_and_ignored_message_after_a_rejection() -> None:
+    task, episode = _recovered()
+    history = episode.history
+    rejection = next(s for s in history if s.content.startswith("Check failed"))
+    approve = OPERATORS["verification.false_approval"]
+    approval = approve(rejection.as_action(), random.Random(0), history[: rejection.step])
+    _sound(approval, rejection.as_action(), "solver_verifier")
+    assert approval.tool == "final_answer" and approval.content.startswith("I checked all")
+    assert not _replay(task, "solver_verifier", history, rejection.step, approval)
+    proposals = [s for s in history if "Proposed answer" in s.content]
+    ignore = OPERATORS["coordination.ignored_message"]
+    resent = ignore(proposals[-1].as_action(), random.Random(0), history[: proposals[-1].step])
+    _sound(resent, proposals[-1].as_action(), "solver_verifier")
+    assert resent.content == proposals[0].content
+    assert not _replay(task, "solver_verifier", history, proposals[-1].step, resent)
+    # without a rejection before it, a proposal is not a reply to be ignored
+    assert ignore(proposals[0].as_action(), random.Random(0), history[: proposals[0].step]) is None
+    for foreign in FOREIGN:
+        for mode in ("verification.false_approval", "coordination.ignored_message"):
+            assert ARITHMETIC_OPERATORS[mode](foreign, random.Random(0), history[:1]) is None

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import random
 
 import pytest
@@ -9,6 +10,7 @@ from whowhen.agents import make_system
 from whowhen.agents.chart_qa import (
     CHART_LEAD,
     PROMPTS,
+    answer_action,
     calc_action,
     parse_values,
 )
@@ -28,6 +30,8 @@ from whowhen.benchmarks.chart_render import chart_png, read_bar_values, render_c
 from whowhen.injection import OPERATORS, random_slip
 from whowhen.media import load_bytes, load_rgb, png_bytes
 from whowhen.runtime import Action, run_episode, warm_start
+
+from .operator_checks import valid_for_env
 
 SYSTEMS = ("react", "orchestrator")
 
@@ -115,12 +119,32 @@ def _wording(text: str) -> tuple[bool, ...]:
     return tuple(w in text for w in ("highest value is", "lowest value is", "From left to right "))
 
 
+def _own(mode: str, action: Action, rng: random.Random, history=()) -> Action | None:
+    """This benchmark's operator for `mode` (with the history where it reads one)."""
+    op = CHART_OPERATORS[mode]
+    return (
+        op(action, rng, history) if len(inspect.signature(op).parameters) > 2 else op(action, rng)
+    )
+
+
 def _applicable(history, mode: str) -> list[int]:
     return [
         s.step
         for s in history
-        if s.is_agent_step and CHART_OPERATORS[mode](s.as_action(), random.Random(0)) is not None
+        if s.is_agent_step and _own(mode, s.as_action(), random.Random(0), history[: s.step])
     ]
+
+
+MARKERS = ("inject", "error", "wrong", "mistake", "slip", "oops")
+FINISHING = {"planning.premature_finish", "verification.false_approval"}
+
+
+def _check_replacement(wrong: Action | None, original: Action, system: str) -> Action:
+    """A replacement that differs, is valid for the environment and carries no marker."""
+    assert wrong is not None and wrong != original and wrong.actor == original.actor
+    assert valid_for_env(wrong, "chart_qa", system)
+    assert not any(w in wrong.content.lower() for w in MARKERS), wrong.content
+    return wrong
 
 
 @pytest.mark.parametrize("system", SYSTEMS)
@@ -133,40 +157,38 @@ def test_operators_give_different_valid_actions(system: str) -> None:
                 seen.add(mode)
                 original = history[t].as_action()
                 for seed in range(5):
-                    wrong = OPERATORS[mode](original, random.Random(seed))
-                    assert wrong is not None and wrong != original
-                    assert (wrong.actor, wrong.tool) == (original.actor, original.tool)
+                    wrong = OPERATORS[mode](original, random.Random(seed), history[:t])
+                    _check_replacement(wrong, original, system)
+                    if mode not in FINISHING:  # finishing early may change the tool
+                        assert wrong.tool == original.tool
                     assert parse_values(wrong.content) or wrong.tool == "final_answer"
                     assert _wording(wrong.content) == _wording(original.content)
                     if wrong.tool == "calculator":
                         assert wrong.tool_args["expression"].startswith("(")
-    expected = (
-        set(CHART_OPERATORS)
-        if system == "orchestrator"
-        else set(CHART_OPERATORS) - {"coordination.distorted_handoff"}
-    )
-    assert seen == expected
+    # a false approval needs a rejection, which a run without slips never has
+    never = {"verification.false_approval"}
+    if system == "react":
+        never.add("coordination.distorted_handoff")
+    assert seen == set(CHART_OPERATORS) - never
 
 
 def test_operators_ignore_other_actions() -> None:
-    for op in CHART_OPERATORS.values():
-        assert op(Action("a", "I will read the chart.", "read_chart", {}), random.Random(0)) is None
-        assert (
-            op(Action("a", "Final answer: 3.", "final_answer", {"answer": "3"}), random.Random(0))
-            is None
-        )
-        assert (
-            op(
-                Action(
-                    "solver",
-                    "Next, add 3 to the running total of 4.",
-                    "calculator",
-                    {"expression": "4 + 3"},
-                ),
-                random.Random(0),
-            )
-            is None
-        )
+    foreign = [
+        Action("a", "I will read the chart.", "read_chart", {}),
+        Action("a", "Final answer: 3.", "final_answer", {"answer": "3"}),
+        Action(
+            "solver",
+            "Next, add 3 to the running total of 4.",
+            "calculator",
+            {"expression": "4 + 3"},
+        ),
+        Action("verifier", "To solver: step 2 uses the wrong operation; please redo it."),
+        Action("a", "I see 4 red squares. The answer is 4.", "final_answer", {"answer": "4"}),
+    ]
+    history = _episode(tasks()[2], "orchestrator").history
+    for mode in CHART_OPERATORS:
+        for action in foreign:
+            assert _own(mode, action, random.Random(0), history) is None, (mode, action)
 
 
 def test_core_calculator_operators_keep_the_chart_wording() -> None:
@@ -176,7 +198,9 @@ def test_core_calculator_operators_keep_the_chart_wording() -> None:
     action = calc_action("assistant", CHART_LEAD, values, "Lyon", "Graz")
     rng = random.Random(0)
     assert OPERATORS["reasoning.wrong_operand"](action, rng) is None
-    assert OPERATORS["reasoning.wrong_operator"](action, rng) is None
+    swapped = OPERATORS["reasoning.wrong_operator"](action, rng)
+    assert swapped.content.startswith(CHART_LEAD) and "running total" not in swapped.content
+    assert swapped.tool_args["expression"] == "(31 - 64)"
     typo = OPERATORS["action.wrong_tool_argument"](action, rng)
     assert typo.content == action.content and typo.tool_args != action.tool_args
     misread = OPERATORS["perception.misread_value"](action, rng)
@@ -192,7 +216,7 @@ def _first_failure(system: str, mode: str, kinds: tuple[str, ...], actor: str):
             if recorded[t].actor != actor:
                 continue
             for seed in range(6):
-                wrong = OPERATORS[mode](recorded[t].as_action(), random.Random(seed))
+                wrong = OPERATORS[mode](recorded[t].as_action(), random.Random(seed), recorded[:t])
                 result = warm_start(ChartQAEnv(task), policy, recorded, t, wrong, 60)
                 assert result.fidelity.exact
                 if not result.episode.verdict.success:
@@ -208,6 +232,12 @@ def _first_failure(system: str, mode: str, kinds: tuple[str, ...], actor: str):
         ("react", "action.wrong_tool_argument", ("diff",), "assistant"),
         ("orchestrator", "coordination.distorted_handoff", ("diff", "max"), "reader"),
         ("orchestrator", "perception.misread_value", ("diff", "min"), "reader"),
+        ("react", "perception.misidentified_object", ("max", "min"), "assistant"),
+        ("react", "perception.misidentified_object", ("diff",), "assistant"),
+        ("orchestrator", "perception.misidentified_object", ("max", "diff"), "reader"),
+        ("react", "reasoning.wrong_operator", ("diff",), "assistant"),
+        ("orchestrator", "reasoning.wrong_operator", ("diff",), "analyst"),
+        ("react", "planning.premature_finish", ("diff",), "assistant"),
     ],
 )
 def test_injected_errors_propagate_to_failure(
@@ -242,3 +272,53 @@ def test_slip_model_at_rate_one_fails_without_crashing(system: str) -> None:
         failures += not episode.verdict.success
         assert policy.slips
     assert failures >= 3  # relaxed scoring forgives a few small misreads
+
+
+def test_new_operators_read_like_the_policy() -> None:
+    values = [("Lyon", 64), ("Graz", 31), ("Porto", 58)]
+    calc = calc_action("assistant", CHART_LEAD, values, "Lyon", "Graz")
+    for seed in range(10):
+        rng = random.Random(seed)
+        swapped = _check_replacement(_own("reasoning.wrong_operator", calc, rng), calc, "react")
+        assert swapped.content == (
+            "The chart reads Lyon 64, Graz 31, Porto 58. Graz minus Lyon is 31 - 64."
+        )
+        early = _check_replacement(_own("planning.premature_finish", calc, rng), calc, "react")
+        assert early.tool == "final_answer" and early.tool_args["answer"] in ("64", "31")
+        assert early.content.endswith(f"The answer is {early.tool_args['answer']}.")
+        other = _check_replacement(
+            _own("perception.misidentified_object", calc, rng), calc, "react"
+        )
+        read = dict(parse_values(other.content)[1])  # two neighbouring bars exchanged
+        assert sorted(read.values()) == sorted(dict(values).values()) and read != dict(values)
+    top = answer_action("assistant", CHART_LEAD, values, "max")
+    other = _own("perception.misidentified_object", top, random.Random(0))
+    assert _check_replacement(other, top, "react").tool_args == {"answer": "Graz"}
+    assert "The highest value is Graz's 64." in other.content
+
+
+def test_false_approval_answers_the_rejected_proposal() -> None:
+    """An analyst slip the verifier caught: approving instead ends with the wrong answer."""
+    system = make_system("orchestrator", "chart_qa")
+    op = CHART_OPERATORS["verification.false_approval"]
+    task = next(t for t in tasks() if t.kind == "diff")
+    recorded = _episode(task, "orchestrator").history
+    t = next(s.step for s in recorded if s.actor == "analyst" and s.tool == "calculator")
+    wrong = OPERATORS["action.wrong_tool_argument"](recorded[t].as_action(), random.Random(1))
+    history = warm_start(ChartQAEnv(task), system, recorded, t, wrong, 60).episode.history
+    reject = next(s for s in history if s.content.startswith("To orchestrator: Check failed"))
+    before = history[: reject.step]
+    approval = _check_replacement(
+        op(reject.as_action(), random.Random(0), before), reject.as_action(), "orchestrator"
+    )
+    proposed = [s for s in before if s.actor == "analyst" and s.kind == "message"][-1]
+    answer = approval.tool_args["answer"]
+    assert approval.tool == "final_answer" and proposed.content.endswith(f"answer: {answer}.")
+    assert approval.content == recorded[-1].content.replace(  # the approval's own wording
+        f"Final answer: {recorded[-1].tool_args['answer']}.", f"Final answer: {answer}."
+    )
+    result = warm_start(ChartQAEnv(task), system, history, reject.step, approval, 60)
+    assert result.fidelity.exact and not result.episode.verdict.success
+    assert op(reject.as_action(), random.Random(0), ()) is None  # no proposal to approve
+    last = recorded[-1].as_action()  # the verifier's own approval: nothing to change
+    assert op(last, random.Random(0), recorded[:-1]) is None

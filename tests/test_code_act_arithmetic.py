@@ -9,6 +9,8 @@ from whowhen.injection import OPERATORS
 from whowhen.injection.operators import random_slip
 from whowhen.runtime import Action, run_episode, warm_start
 
+from .operator_checks import valid_for_env
+
 TASKS = generate_tasks(15, seed=6)
 CORE = ("reasoning.wrong_operand", "reasoning.wrong_operator", "action.wrong_tool_argument")
 
@@ -71,3 +73,32 @@ def test_slips_at_rate_one_fail_without_crashing() -> None:
         assert policy.slips
         outcomes.append(episode.verdict.success)
     assert not any(outcomes)
+
+
+def test_planning_operators_on_code_steps() -> None:
+    apply = {"add": int.__add__, "sub": int.__sub__, "mul": int.__mul__, "div": int.__floordiv__}
+    # a task whose total after the first operation is not already the answer
+    task = next(t for t in TASKS if apply[t.ops[0][0]](t.start, t.ops[0][1]) != t.answer)
+    system = make_system("code_act", "arithmetic")
+    original = run_episode(ArithmeticEnv(task), system, 40)
+    runs = [s for s in original.history if s.tool == "run_python"]
+    first, second = runs[0], runs[1]
+    finish = OPERATORS["planning.premature_finish"]
+    assert finish(first.as_action(), random.Random(0), original.history[: first.step]) is None
+    early = finish(second.as_action(), random.Random(0), original.history[: second.step])
+    assert early.tool == "final_answer" and early.actor == "assistant"
+    assert early.tool_args == {"answer": original.history[second.step - 1].content.strip()}
+    assert valid_for_env(early, "arithmetic", "code_act")
+    skip = OPERATORS["planning.wrong_subgoal"](
+        first.as_action(), random.Random(0), original.history[: first.step]
+    )
+    assert parse_code(skip) is not None and skip != first.as_action()
+    assert valid_for_env(skip, "arithmetic", "code_act")
+    for step, replaced in ((second.step, early), (first.step, skip)):
+        text = f"{replaced.content} {replaced.tool_args}".lower()
+        assert not any(w in text for w in ("inject", "error", "wrong", "mistake", "slip"))
+        result = warm_start(ArithmeticEnv(task), system, original.history, step, replaced, 40)
+        assert result.fidelity.exact and not result.episode.verdict.success
+    other = Action("assistant", "Let me check.", "run_python", {"code": "print(2 + 2)"})
+    for mode in ("planning.premature_finish", "planning.wrong_subgoal"):
+        assert OPERATORS[mode](other, random.Random(0), original.history[:1]) is None

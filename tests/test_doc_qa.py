@@ -63,3 +63,73 @@ def test_matrix_skips_pairs_without_a_policy() -> None:
     assert has_policy("llm_react", "doc_qa")
     with pytest.raises(WhowhenError, match="no policy"):
         make_system("solver_verifier", "doc_qa")
+
+
+MARKERS = ("inject", "error", "wrong", "mistake", "slip", "oops")
+FOREIGN = [
+    Action(
+        "assistant", "Next, add 3 to the running total of 5.", "calculator", {"expression": "5+3"}
+    ),
+    Action("assistant", "I will search the shop for lamps.", "search", {"query": "lamp"}),
+    Action("assistant", "Done.", "final_answer", {"answer": "7"}),
+    Action(
+        "searcher", "To orchestrator: found item P1234 (Nordic Lamp, $34.99); its page is open."
+    ),
+]
+
+
+def _check(new: Action, original: Action) -> None:
+    """A replacement that differs, keeps the actor, is valid and carries no marker word."""
+    from .operator_checks import valid_for_env
+
+    assert new != original and new.actor == original.actor
+    assert valid_for_env(new, "doc_qa", "react")
+    assert not any(m in new.content.lower() for m in MARKERS)
+
+
+def test_premature_finish_answers_with_the_hop_reached_so_far() -> None:
+    op = OPERATORS["planning.premature_finish"]
+    for task in TASKS[:8]:
+        system = make_system("react", "doc_qa")
+        episode = run_episode(DocQAEnv(task), system, 40)
+        history = episode.history
+        search, *reads = [s.step for s in history if s.tool in ("search", "read")]
+        # nothing read yet (the search, the company's document): nothing to answer with
+        for t in (search, reads[0]):
+            assert op(history[t].as_action(), random.Random(0), history[:t]) is None
+        for t in reads[1:]:
+            original = history[t].as_action()
+            wrong = op(original, random.Random(0), history[:t])
+            _check(wrong, original)
+            assert wrong.tool == "final_answer"
+            assert wrong.tool_args["answer"] == original.tool_args["title"] != task.answer
+            result = warm_start(DocQAEnv(task), system, history, t, wrong, 40)
+            assert not result.episode.verdict.success
+
+
+def test_misidentified_object_answers_with_another_entity_read() -> None:
+    op = OPERATORS["perception.misidentified_object"]
+    for task in TASKS[:8]:
+        system = make_system("react", "doc_qa")
+        episode = run_episode(DocQAEnv(task), system, 40)
+        t = next(s.step for s in episode.history if s.tool == "final_answer")
+        original = episode.history[t].as_action()
+        wrong = op(original, random.Random(0), episode.history[:t])
+        _check(wrong, original)
+        answer = wrong.tool_args["answer"]
+        read = " ".join(s.content for s in episode.history[:t] if s.actor == "read")
+        assert answer in read and answer != task.answer
+        # the city for a country, the founder for a city
+        assert (answer in CITIES) == (task.hops == 3)
+        result = warm_start(DocQAEnv(task), system, episode.history, t, wrong, 40)
+        assert not result.episode.verdict.success
+
+
+def test_new_operators_ignore_foreign_actions() -> None:
+    from whowhen.agents.doc_qa import OPERATORS as DOC_OPERATORS
+
+    history = run_episode(DocQAEnv(TASKS[0]), make_system("react", "doc_qa"), 40).history
+    for mode in ("planning.premature_finish", "perception.misidentified_object"):
+        for action in FOREIGN:
+            assert DOC_OPERATORS[mode](action, random.Random(0), history) is None
+            assert DOC_OPERATORS[mode](action, random.Random(0)) is None

@@ -160,3 +160,63 @@ def test_slip_model_fails_without_crashing(system: str) -> None:
         assert not episode.end_reason.startswith("error"), episode.end_reason
         failures += not episode.verdict.success
     assert failures >= 10
+
+
+MARKERS = ("inject", "error", "wrong", "mistake", "slip", "oops")
+
+
+def _check(new: Action, original: Action) -> None:
+    """A replacement that differs, keeps the actor, is valid and carries no marker word."""
+    from .operator_checks import valid_for_env
+
+    assert new != original and new.actor == original.actor
+    assert valid_for_env(new, "doc_qa", "orchestrator")
+    assert not any(m in new.content.lower() for m in MARKERS)
+
+
+def test_researcher_finishes_with_the_last_fact_it_was_handed() -> None:
+    op = OPERATORS["planning.premature_finish"]
+    for task in TASKS[:6]:
+        episode = run(task)
+        history = episode.history
+        steps = [s.step for s in history if s.tool in ("search", "read")]
+        for t in steps:
+            original = history[t].as_action()
+            wrong = op(original, random.Random(0), history[:t])
+            asked = history[max(i for i in range(t) if history[i].content.startswith("To res"))]
+            if original.actor == "verifier" or FIRST_REQUEST.match(asked.content):
+                assert wrong is None  # nothing found yet, or the check itself
+                continue
+            _check(wrong, original)
+            value = NEXT_REQUEST.match(asked.content).group(3)
+            assert wrong.tool == "final_answer" and wrong.tool_args["answer"] == value
+            assert not inject(task, episode, t, wrong).verdict.success
+
+
+def test_misidentified_candidate_is_an_earlier_fact_and_propagates() -> None:
+    op = OPERATORS["perception.misidentified_object"]
+    for task in TASKS[:6]:
+        episode = run(task)
+        t = messages(episode, "orchestrator")[-1]
+        original = episode.history[t].as_action()
+        wrong = op(original, random.Random(0), episode.history[:t])
+        _check(wrong, original)
+        m = HANDOFF.match(wrong.content)
+        assert m and m.group(1) == HANDOFF.match(original.content).group(1)
+        assert m.group(2) != task.answer and m.group(2) in m.group(1)
+        assert not inject(task, episode, t, wrong).verdict.success
+        # a report names the entity found: no other entity of its kind was read
+        report = messages(episode, "researcher")[-1]
+        assert op(episode.history[report].as_action(), random.Random(0), episode.history) is None
+
+
+def test_new_operators_ignore_foreign_messages() -> None:
+    history = run(TASKS[0]).history
+    foreign = [
+        Action("searcher", "To orchestrator: found item P1234 (Nordic Lamp, $34.99); open."),
+        Action("searcher", "I will search the shop for lamps.", "search", {"query": "lamp"}),
+        Action("verifier", "The cart holds one red lamp; I will check out.", "checkout", {}),
+    ]
+    for mode in ("planning.premature_finish", "perception.misidentified_object"):
+        for action in foreign:
+            assert OPERATORS[mode](action, random.Random(0), history) is None

@@ -21,7 +21,9 @@ from whowhen.benchmarks.event_timing import (
 )
 from whowhen.injection import OPERATORS, random_slip
 from whowhen.media import load_rgb, media_path
-from whowhen.runtime import Action, run_episode, warm_start
+from whowhen.runtime import Action, Step, run_episode, warm_start
+
+from .operator_checks import valid_for_env
 
 CFG = {"n_tasks": 30}
 SEED = 4
@@ -178,7 +180,9 @@ def _outcomes(system: str, mode: str, n_tasks: int = 8):
         for step in history:
             if not step.is_agent_step:
                 continue
-            wrong = OPERATORS[mode](step.as_action(), random.Random(step.step))
+            wrong = OPERATORS[mode](
+                step.as_action(), random.Random(step.step), history[: step.step]
+            )
             if wrong is None:
                 continue
             assert wrong != step.as_action()
@@ -193,6 +197,9 @@ def _outcomes(system: str, mode: str, n_tasks: int = 8):
         ("react", "planning.wrong_subgoal"),
         ("react", "action.wrong_tool_argument"),
         ("react", "perception.misidentified_object"),
+        ("react", "planning.premature_finish"),
+        ("react", "reasoning.miscount"),
+        ("orchestrator", "planning.premature_finish"),
         ("orchestrator", "coordination.distorted_handoff"),
         ("orchestrator", "perception.misidentified_object"),
         ("orchestrator", "planning.wrong_subgoal"),
@@ -230,3 +237,98 @@ def test_detector_ignores_grey_and_reads_every_palette_colour() -> None:
     frame = render_frame(balls, (5, 90, 5, 90), 50)
     assert sorted(detect(frame)) == sorted((c, x, y) for c, (x, y) in balls)
     assert np.array_equal(frame, render_frame(balls, (5, 90, 5, 90), 50))
+
+
+MARKERS = ("inject", "error", "wrong", "mistake", "slip", "oops")
+
+
+def _check_replacement(new: Action | None, old: Action, system: str) -> Action:
+    """A replacement that differs, is valid for the environment and carries no marker."""
+    assert new is not None and new != old and new.actor == old.actor
+    assert valid_for_env(new, "event_timing", system)
+    assert not any(w in new.content.lower() for w in MARKERS), new.content
+    return new
+
+
+def test_premature_finish_answers_from_the_detections_so_far() -> None:
+    op = OWN_OPERATORS["planning.premature_finish"]
+    rng = random.Random(2)
+    task = next(  # entered between two coarse frames: the coarse one is too late
+        t for t in tasks() if t.kind == "enter" and int(t.answer) % 4 and len(_scans(t)) == 2
+    )
+    history = rollout(task).history
+    refine = _scans(task)[1]  # between the last frame outside and the first inside
+    coarse = refine.tool_args["end"] + 1
+    new = op(refine.as_action(), rng, history[: refine.step])
+    new = _check_replacement(new, refine.as_action(), "react")
+    assert new.tool == "final_answer" and new.tool_args == {"answer": str(coarse)}
+    assert new.content.endswith(f"Answer: {coarse}.") and int(task.answer) < coarse
+    first = history[1]  # the first scan: nothing detected yet to answer from
+    assert op(first.as_action(), rng, history[:1]) is None
+    cross = next(t for t in tasks() if t.kind == "cross")
+    steps = rollout(cross).history
+    late = [s for s in steps if s.tool == "detect_objects"][-1]
+    new = op(late.as_action(), rng, steps[: late.step])
+    new = _check_replacement(new, late.as_action(), "react")
+    assert new.content.startswith("Crossings of the line") and new.tool == "final_answer"
+    orch = rollout(task, "orchestrator").history
+    scan = [s for s in orch if s.actor == "tracker" and s.tool == "detect_objects"][2]
+    report = op(scan.as_action(), rng, orch[: scan.step])
+    report = _check_replacement(report, scan.as_action(), "orchestrator")
+    assert report.tool is None and report.content.count("frame ") == 2
+
+
+def _scans(task) -> list[Step]:
+    """The react run's sample_frames calls (the coarse scan, then the frames between)."""
+    return [s for s in rollout(task).history if s.tool == "sample_frames"]
+
+
+def test_miscount_is_off_by_one_for_the_asked_ball() -> None:
+    op = OWN_OPERATORS["reasoning.miscount"]
+    rng = random.Random(3)
+    checked = 0
+    for task in (t for t in tasks() if t.kind == "cross"):
+        final = rollout(task).history[-1].as_action()
+        new = _check_replacement(op(final, rng), final, "react")
+        assert abs(int(new.tool_args["answer"]) - int(task.answer)) == 1
+        assert new.content.endswith(f"Answer: {new.tool_args['answer']}.")
+        assert f"{task.target} {new.tool_args['answer']}" in new.content
+        checked += 1
+    assert checked
+    enter = next(t for t in tasks() if t.kind == "enter")
+    assert op(rollout(enter).history[-1].as_action(), rng) is None  # not a count
+
+
+def test_false_approval_takes_back_a_rejection() -> None:
+    op = OWN_OPERATORS["verification.false_approval"]
+    task = next(t for t in tasks() if t.kind == "enter")
+    history = rollout(task, "orchestrator").history
+    handoff = next(s for s in history if s.content.startswith("To verifier:"))
+    slipped = OPERATORS["coordination.distorted_handoff"](handoff.as_action(), random.Random(0))
+    policy = make_system("orchestrator", "event_timing")
+    episode = warm_start(
+        EventTimingEnv(task), policy, history, handoff.step, slipped, MAX_STEPS
+    ).episode
+    assert episode.verdict.success  # the verifier caught it...
+    reject = next(s for s in episode.history if "recompute" in s.content)
+    claimed = slipped.content.split("answer is ")[1].split(".")[0]
+    new = op(reject.as_action(), random.Random(0), episode.history[: reject.step])
+    new = _check_replacement(new, reject.as_action(), "orchestrator")
+    assert new.tool == "final_answer" and new.tool_args == {"answer": claimed}
+    assert new.content.startswith("The analyst's answer matches the tracker's detections.")
+    result = warm_start(EventTimingEnv(task), policy, episode.history, reject.step, new, MAX_STEPS)
+    assert not result.episode.verdict.success  # ...and approving it instead fails
+    assert op(reject.as_action(), random.Random(0)) is None  # no history: no task to read
+
+
+def test_new_operators_leave_foreign_actions_alone() -> None:
+    rng = random.Random(0)
+    foreign = [Step(0, "user", "message", "Count the red squares in the image.")]
+    actions = [
+        Action("assistant", "I will detect the objects in the image.", "detect_objects", {}),
+        Action("verifier", "To solver: The total should be 12, not 14. Please redo step 2."),
+        Action("assistant", "I see 4 red squares. Answer: 4.", "final_answer", {"answer": "4"}),
+    ]
+    for mode in ("planning.premature_finish", "reasoning.miscount", "verification.false_approval"):
+        for action in actions:  # through the registry, which hands every operator the history
+            assert OPERATORS[mode](action, rng, foreign) is None

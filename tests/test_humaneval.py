@@ -1,14 +1,17 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import random
+import re
 from collections.abc import Callable
 
 import pytest
 
 from whowhen.agents import make_system
+from whowhen.agents.humaneval import OPERATORS as HUMANEVAL_OPERATORS
 from whowhen.agents.humaneval import PROMPTS, program_for, read_run
-from whowhen.agents.humaneval_mutate import mutate_code
+from whowhen.agents.humaneval_mutate import mutate_code, truncate_body
 from whowhen.benchmarks.humaneval import (
     EXAMPLES_MARKER,
     HumanEvalEnv,
@@ -25,6 +28,8 @@ from whowhen.benchmarks.humaneval import (
 from whowhen.injection import OPERATORS
 from whowhen.injection.operators import random_slip
 from whowhen.runtime import Action, Episode, Step, run_episode, warm_start
+
+from .operator_checks import valid_for_env
 
 ALL = make_tasks({"n_tasks": 164}, seed=4)
 TASKS = ALL[:40]
@@ -252,3 +257,62 @@ def test_slips_at_rate_one_fail_without_crashing(system: str) -> None:
         outcomes.append(episode.verdict.success)
         assert all(r.slipped != r.original for r in policy.slips)
     assert not all(outcomes)
+
+
+MARKERS = ("inject", "error", "wrong", "mistake", "slip", "oops")
+
+
+def _sound(replaced: Action | None, original: Action, system: str) -> Action:
+    assert replaced is not None and replaced != original and replaced.actor == original.actor
+    assert valid_for_env(replaced, "humaneval", system)
+    assert not any(word in replaced.content.lower() for word in MARKERS)
+    return replaced
+
+
+def test_premature_finish_submits_an_unfinished_body() -> None:
+    early = []
+    for task in TASKS[:10]:
+        run = next(s for s in _episode("code_act", task).history if s.tool == "run_python")
+        op = OPERATORS["planning.premature_finish"]
+        finish = _sound(op(run.as_action(), random.Random(0)), run.as_action(), "code_act")
+        assert finish.tool == "final_answer"
+        assert finish.content == f"I will implement {task.entry_point} and submit it."
+        answer = finish.tool_args["answer"]
+        assert answer.startswith(task.question.rstrip()) and EXAMPLES_MARKER not in answer
+        assert len(answer) < len(task.answer)
+        ast.parse(answer)  # cut at a statement: it still parses
+        early.append(passes(answer, _problem(task.source_id)))
+        # submitted unfinished, the hidden tests fail it
+        result = _inject("code_act", task, lambda s: s.tool == "run_python", lambda a, f=finish: f)
+        assert result.verdict.success == early[-1]
+    assert not any(early)
+    assert truncate_body("x = 1\n", random.Random(0)) is None
+
+
+def test_wrong_tool_argument_copies_the_submitted_program_with_one_slip() -> None:
+    failed = applied = 0
+    for task in TASKS[:12]:
+        history = _episode("pipeline", task).history
+        final = next(s for s in history if s.tool == "final_answer").as_action()
+        replaced = OPERATORS["action.wrong_tool_argument"](final, random.Random(0))
+        if replaced is None:  # e.g. `return len(string)`: no short name, digit or spare line
+            continue
+        applied += 1
+        typo = _sound(replaced, final, "pipeline")
+        assert typo.content == final.content and typo.tool == "final_answer"
+        old, new = final.tool_args["answer"], typo.tool_args["answer"]
+        ast.parse(new)
+        # one small edit, and no word the original does not have
+        diff = list(difflib.ndiff(old.splitlines(), new.splitlines()))
+        assert sum(d.startswith("- ") for d in diff) == 1 >= sum(d.startswith("+ ") for d in diff)
+        assert set(re.findall(r"[a-z]{3,}", new.lower())) <= set(
+            re.findall(r"[a-z]{3,}", old.lower())
+        )
+        result = _inject("pipeline", task, lambda s: s.tool == "final_answer", lambda a, t=typo: t)
+        failed += not result.verdict.success
+    assert applied >= 9 and failed >= applied - 2
+    calc = Action("assistant", "Next, add 3 to the running total of 4.", "calculator", {})
+    answer = Action("assistant", "The answer is 7.", "final_answer", {"answer": "7"})
+    for foreign in (calc, answer):
+        assert HUMANEVAL_OPERATORS["action.wrong_tool_argument"](foreign, random.Random(0)) is None
+        assert HUMANEVAL_OPERATORS["planning.premature_finish"](foreign, random.Random(0)) is None

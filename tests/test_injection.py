@@ -74,7 +74,9 @@ def test_plan_is_seeded_and_targets_agent_actions(rollouts, taxonomy) -> None:
     assert a.group_by("parent_run_id").len()["len"].max() <= 2
     joined = a.join(steps, left_on=["parent_run_id", "step"], right_on=["run_id", "step"])
     assert joined.height == a.height
-    assert (joined["kind"] == "action").all() and (joined["actor"] == joined["agent"]).all()
+    assert joined["kind"].is_in(["action", "message"]).all()  # agent steps, never inputs
+    assert (joined["actor"] == joined["agent"]).all() and (joined["actor"] != "user").all()
+    assert (joined["tool"].fill_null("message") == joined["action_type"]).all()
     assert a["injection_id"].n_unique() == a.height
     for row in a.iter_rows(named=True):
         assert taxonomy.mode(row["mode"]).category == row["category"]

@@ -218,8 +218,10 @@ sys.exit(main(sys.argv[1:]))
 def test_kill_9_mid_run_repeats_no_completed_call(tmp_path, data) -> None:
     out = tmp_path / "ds"
     out.mkdir()
-    copies = []  # 40 distinct trajectories (distinct prompts) from the tiny dataset's 10
-    for k in range(4):
+    copies = []  # >= 40 distinct trajectories (distinct prompts) from the tiny dataset's few
+    variants = -(-40 // data["runs"].height)
+    total = variants * data["runs"].height
+    for k in range(variants):
         copies.append(
             {
                 name: data[name].with_columns(pl.col("run_id") + f"-{k}")
@@ -229,7 +231,7 @@ def test_kill_9_mid_run_repeats_no_completed_call(tmp_path, data) -> None:
         copies[-1]["runs"] = copies[-1]["runs"].with_columns(pl.col("question") + f" (variant {k})")
     for name in ("runs", "steps", "labels"):
         pl.concat([c[name] for c in copies]).write_parquet(out / f"{name}.parquet")
-    assert pl.read_parquet(out / "runs.parquet").height == 40
+    assert pl.read_parquet(out / "runs.parquet").height == total
     cache = tmp_path / "cache"
     with TestServer(Behaviour(latency_s=0.15)) as srv:
         args = [
@@ -260,7 +262,7 @@ def test_kill_9_mid_run_repeats_no_completed_call(tmp_path, data) -> None:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         cached = {p.name for p in cache.rglob("*.json")}
-        assert 10 <= len(cached) < 40
+        assert 10 <= len(cached) < total
         # entries are whole (written to a temp file, then renamed): each one parses
         for entry in cache.rglob("*.json"):
             assert json.loads(entry.read_text())["text"]
@@ -268,6 +270,6 @@ def test_kill_9_mid_run_repeats_no_completed_call(tmp_path, data) -> None:
         rerun = subprocess.run(args, capture_output=True, text=True, timeout=120)
         assert rerun.returncode == 0, rerun.stderr[-2000:]
         new_calls = len(srv.requests) - before
-    assert new_calls == 40 - len(cached), (before, new_calls, len(cached), rerun.stdout)
+    assert new_calls == total - len(cached), (before, new_calls, len(cached), rerun.stdout)
     preds = pl.read_parquet(out / "predictions" / "mock.parquet")
-    assert preds.height == 40 and preds["parse_ok"].all()
+    assert preds.height == total and preds["parse_ok"].all()

@@ -1,15 +1,18 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 import polars as pl
 import pytest
 
 from whowhen.agents import make_system
-from whowhen.agents.table_qa import parse_sql_step, query_aggregate, sql_action
+from whowhen.agents.table_qa import OPERATORS as TABLE_OPERATORS
+from whowhen.agents.table_qa import misread, parse_sql_step, query_aggregate, sql_action
 from whowhen.benchmarks.table_qa import (
     AGGREGATES,
     TableQAEnv,
+    Task,
     generate_tasks,
     gold_answer,
     make_table,
@@ -17,7 +20,9 @@ from whowhen.benchmarks.table_qa import (
     query_for,
 )
 from whowhen.injection import OPERATORS
-from whowhen.runtime import Action, run_episode
+from whowhen.runtime import Action, Step, run_episode, warm_start
+
+from .operator_checks import valid_for_env
 
 TASKS = generate_tasks(30, seed=9)
 
@@ -118,25 +123,128 @@ def test_operators_on_queries() -> None:
     assert set(AGGREGATES) == {"total", "average", "largest", "smallest"}
 
 
-def test_verifier_catches_a_wrong_aggregate_but_not_a_wrong_filter() -> None:
-    from whowhen.runtime import warm_start
-
+def test_verifier_catches_a_wrong_aggregate_or_filter_but_not_a_wrong_plan() -> None:
     task = next(t for t in TASKS if t.agg == "total")
     system = make_system("solver_verifier", "table_qa")
     original = run_episode(TableQAEnv(task), system, 40)
+    query = original.history[1].as_action()
+    for mode in ("reasoning.wrong_operator", "action.wrong_tool_argument"):
+        slipped = OPERATORS[mode](query, random.Random(1))
+        caught = warm_start(TableQAEnv(task), system, original.history, 1, slipped, 40)
+        assert caught.episode.verdict.success, mode  # sent back and redone: a recovery
+        assert any(
+            s.actor == "verifier" and s.content.startswith("Check failed")
+            for s in caught.episode.history
+        )
+    # another month or measure, stated and queried, matches the stated plan: it gets through
+    for mode in ("reasoning.wrong_operand", "planning.wrong_subgoal"):
+        slipped = OPERATORS[mode](query, random.Random(1), original.history[:1])
+        missed = warm_start(TableQAEnv(task), system, original.history, 1, slipped, 40)
+        assert missed.fidelity.exact
+        assert not any("Check failed" in s.content for s in missed.episode.history)
+        if missed.episode.verdict.final_answer != task.answer:
+            assert not missed.episode.verdict.success
+
+
+MARKERS = ("inject", "error", "wrong", "mistake", "slip", "oops")
+FOREIGN = (
+    Action(
+        "assistant",
+        "Next, add 4 to the running total of 50.",
+        "calculator",
+        {"expression": "50 + 4"},
+    ),
+    Action("solver", "I have applied all 3 operations. Proposed answer: 54."),
+    Action("verifier", "Check failed at calculation 2: the problem asks to add 4. Please redo."),
+    Action(
+        "assistant", "All operations are done; the answer is 54.", "final_answer", {"answer": "54"}
+    ),
+    Action("coder", "I will implement f.", "write_code", {"code": "def f():\n    return 1\n"}),
+)
+
+
+def _sound(replaced: Action | None, original: Action, system: str) -> Action:
+    assert replaced is not None and replaced != original and replaced.actor == original.actor
+    assert valid_for_env(replaced, "table_qa", system)
+    text = f"{replaced.content} {replaced.tool_args}".lower()
+    assert not any(word in text for word in MARKERS)
+    return replaced
+
+
+def _fails(task: Task, system: str, history: Sequence[Step], step: int, action: Action) -> bool:
+    result = warm_start(
+        TableQAEnv(task), make_system(system, "table_qa"), history, step, action, 40
+    )
+    assert result.fidelity.exact
+    return not result.episode.verdict.success
+
+
+@pytest.mark.parametrize("mode", ["planning.wrong_subgoal", "perception.misread_value"])
+def test_react_operators(mode: str) -> None:
+    task = TASKS[0]
+    episode = run_episode(TableQAEnv(task), make_system("react", "table_qa"), 40)
+    tool = "sql" if mode == "planning.wrong_subgoal" else "final_answer"
+    step = next(s for s in episode.history if s.tool == tool)
+    op = OPERATORS[mode]
+    replaced = _sound(
+        op(step.as_action(), random.Random(0), episode.history[: step.step]),
+        step.as_action(),
+        "react",
+    )
+    if tool == "sql":
+        stated = parse_sql_step(replaced)
+        assert stated[1] != task.measure and stated[0] == task.agg
+        assert f"({stated[1]})" in replaced.tool_args["query"]
+    else:
+        assert replaced.tool_args["answer"] != task.answer
+        assert replaced.tool_args["answer"] in replaced.content
+    assert _fails(task, "react", episode.history, step.step, replaced)
+    own = TABLE_OPERATORS[mode]  # the registry's operator also tries other benchmarks' ones
+    for foreign in FOREIGN:
+        assert own(foreign, random.Random(0), episode.history[: step.step]) is None
+
+
+def test_misread_swaps_digits_or_confuses_a_lookalike() -> None:
+    for value in ("260", "13", "12.5", "7", "1000", "44"):
+        for seed in range(10):
+            out = misread(value, random.Random(seed))
+            assert out != value and float(out) > 0 and len(out) == len(value)
+    assert misread("13", random.Random(0)) in {"31", "73", "18"}
+
+
+def test_solver_verifier_hand_off_and_approval() -> None:
+    # a total that is not also the average (more than one matching row)
+    task = next(
+        t
+        for t in TASKS
+        if t.agg == "total"
+        and gold_answer(make_table(t.seed), "average", *parse_question(t.question)[1:]) != t.answer
+    )
+    system = make_system("solver_verifier", "table_qa")
+    episode = run_episode(TableQAEnv(task), system, 40)
+    proposal = next(s for s in episode.history if "Proposed answer" in s.content)
+    handoff = OPERATORS["coordination.distorted_handoff"]
+    replaced = _sound(
+        handoff(proposal.as_action(), random.Random(0), episode.history[: proposal.step]),
+        proposal.as_action(),
+        "solver_verifier",
+    )
+    assert replaced.content.startswith("The query returned the value. Proposed answer: ")
+    assert _fails(task, "solver_verifier", episode.history, proposal.step, replaced)
+    # a run where the verifier sent the solver back: approving instead fails the task
     swapped = OPERATORS["reasoning.wrong_operator"](
-        original.history[1].as_action(), random.Random(1)
+        episode.history[1].as_action(), random.Random(1)
     )
-    caught = warm_start(TableQAEnv(task), system, original.history, 1, swapped, 40)
-    assert caught.episode.verdict.success  # the verifier sent the solver back: a recovery
-    assert any(
-        s.actor == "verifier" and "Check failed" in s.content for s in caught.episode.history
+    recovered = warm_start(TableQAEnv(task), system, episode.history, 1, swapped, 40).episode
+    rejection = next(s for s in recovered.history if s.content.startswith("Check failed"))
+    approve = OPERATORS["verification.false_approval"]
+    approval = _sound(
+        approve(rejection.as_action(), random.Random(0), recovered.history[: rejection.step]),
+        rejection.as_action(),
+        "solver_verifier",
     )
-    wrong = OPERATORS["action.wrong_tool_argument"](
-        original.history[1].as_action(), random.Random(1)
-    )
-    missed = warm_start(TableQAEnv(task), system, original.history, 1, wrong, 40)
-    assert missed.fidelity.exact
-    # another region's value is (almost always) different: then the run fails
-    if missed.episode.verdict.final_answer != task.answer:
-        assert not missed.episode.verdict.success
+    assert approval.tool == "final_answer" and approval.content.startswith("The query's aggregate")
+    assert _fails(task, "solver_verifier", recovered.history, rejection.step, approval)
+    for foreign in FOREIGN:
+        for mode in ("coordination.distorted_handoff", "verification.false_approval"):
+            assert TABLE_OPERATORS[mode](foreign, random.Random(0), episode.history[:1]) is None

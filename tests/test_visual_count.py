@@ -29,6 +29,8 @@ from whowhen.injection import OPERATORS, random_slip
 from whowhen.media import load_bytes, load_rgb, png_bytes
 from whowhen.runtime import Action, run_episode, warm_start
 
+from .operator_checks import valid_for_env
+
 
 def tasks(n: int = 40) -> list:
     """The test tasks, generated (memoized) inside each test so their images go to that
@@ -161,3 +163,29 @@ def test_slip_model_at_rate_one_fails_without_crashing() -> None:
         assert not episode.end_reason.startswith("error"), episode.end_reason
         failures += not episode.verdict.success
     assert failures == 12
+
+
+MARKERS = ("inject", "error", "wrong", "mistake", "slip", "oops")
+
+
+@pytest.mark.parametrize(
+    "mode",
+    ["reasoning.miscount", "perception.misidentified_object", "action.wrong_tool_argument"],
+)
+def test_operators_give_valid_unmarked_answers(mode: str) -> None:
+    """Each mode the coverage check needs applies to the answer step, and every replacement
+    is a different final_answer the environment accepts, with no tell-tale words."""
+    applied = 0
+    for task in tasks(10):
+        history = _episode(task).history
+        final = history[-1].as_action()
+        for seed in range(3):
+            wrong = OPERATORS[mode](final, random.Random(seed), history[:-1])
+            if wrong is None:  # a misidentification needs a class with another count
+                continue
+            applied += 1
+            assert wrong != final and (wrong.actor, wrong.tool) == (final.actor, final.tool)
+            assert valid_for_env(wrong, "visual_count", "react")
+            assert wrong.tool_args["answer"] != final.tool_args["answer"]
+            assert not any(w in wrong.content.lower() for w in MARKERS), wrong.content
+    assert applied >= 10

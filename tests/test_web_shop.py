@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -12,6 +13,7 @@ from whowhen.injection import OPERATORS as ALL_OPERATORS
 from whowhen.injection import random_slip
 from whowhen.runtime import Action, Episode, run_episode, warm_start
 
+BUY_ID = re.compile(r"item (P\d+) ")
 TASKS = make_tasks({"n_tasks": 30}, seed=4)
 TOOLS = {spec["name"] for spec in TOOL_SPECS}
 
@@ -230,3 +232,85 @@ def test_slip_model_fails_without_crashing(system: str) -> None:
         failures += not episode.verdict.success
         assert policy.slips
     assert failures >= 10
+
+
+MARKERS = ("inject", "error", "wrong", "mistake", "slip", "oops")
+
+
+def _check(new: Action, original: Action, system: str) -> None:
+    """A replacement that differs, keeps the actor, is valid and carries no marker word."""
+    from .operator_checks import valid_for_env
+
+    assert new != original and new.actor == original.actor
+    assert valid_for_env(new, "web_shop", system)
+    assert not any(m in new.content.lower() for m in MARKERS)
+
+
+def test_wrong_subgoal_searches_for_the_accessory_and_propagates() -> None:
+    from whowhen.benchmarks.web_shop import NOUNS
+
+    op = OPERATORS["planning.wrong_subgoal"]
+    for task in TASKS[:6]:
+        episode = run("react", task)
+        t = first(episode, "search")
+        original = episode.history[t].as_action()
+        wrong = op(original, random.Random(0))
+        _check(wrong, original, "react")
+        noun = original.tool_args["query"]
+        assert wrong.tool_args == {"query": f"{noun} {NOUNS[noun][2]}"}
+        assert not inject("react", task, episode, t, wrong).verdict.success
+        # only the policy's own search: a click, or a search it did not word, is left alone
+        assert op(episode.history[first(episode, "click")].as_action(), random.Random(0)) is None
+        assert (
+            op(Action("assistant", "Searching.", "search", {"query": noun}), random.Random(0))
+            is None
+        )
+
+
+def test_distorted_handoffs_keep_their_templates_and_can_propagate() -> None:
+    from whowhen.agents.web_shop import BUY_RE, FOUND_RE, SEARCH_RE
+    from whowhen.agents.web_shop_pages import listed_ids
+
+    op = OPERATORS["coordination.distorted_handoff"]
+    kinds, flipped = set(), 0
+    for task in TASKS[:10]:
+        episode = run("orchestrator", task)
+        for step in episode.history:
+            if step.kind != "message" or step.actor == "verifier":
+                continue
+            original, before = step.as_action(), episode.history[: step.step]
+            wrong = op(original, random.Random(step.step), before)
+            if wrong is None:
+                continue
+            _check(wrong, original, "orchestrator")
+            pattern = next(p for p in (FOUND_RE, BUY_RE, SEARCH_RE) if p.search(original.content))
+            assert pattern.search(wrong.content)
+            kinds.add(pattern.pattern)
+            if pattern is not SEARCH_RE:  # a neighbouring id is one the results page lists
+                assert pattern.search(wrong.content).group(1) in listed_ids(before)
+            flipped += not inject("orchestrator", task, episode, step.step, wrong).verdict.success
+    assert len(kinds) == 3 and flipped > 0
+    assert op(Action("orchestrator", "To verifier: check the cart."), random.Random(0)) is None
+    assert op(Action("buyer", "I will add it.", "add_to_cart", {}), random.Random(0)) is None
+
+
+def test_buyer_opens_the_item_it_is_named() -> None:
+    """The buyer trusts the hand-off: a neighbouring id gets opened (and bought if it
+    offers the options, the verifier not re-checking the price)."""
+    task = TASKS[0]
+    episode = run("orchestrator", task)
+    t = next(s.step for s in episode.history if s.content.startswith("To buyer: item"))
+    original = episode.history[t].content
+    item = BUY_ID.search(original).group(1)
+    before = episode.history[:t]
+    from whowhen.agents.web_shop_pages import listed_ids
+
+    other = next(i for i in listed_ids(before) if i != item)
+    wrong = Action("orchestrator", original.replace(item, other))
+    result = inject("orchestrator", task, episode, t, wrong)
+    clicks = [
+        s.tool_args["target"]
+        for s in result.history[t:]
+        if s.actor == "buyer" and s.tool == "click"
+    ]
+    assert clicks[:2] == ["back", other]

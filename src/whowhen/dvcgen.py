@@ -73,7 +73,7 @@ STAGE_PARAMS = {
     "replay": ["seed", "benchmarks", "rollouts", "replay"],
     "taxonomy": ["taxonomy", "models", "llm"],
     "injection": ["injection", "models", "llm"],
-    "continuation": ["seed", "benchmarks", "continuation", "agents", "models", "llm"],
+    "continuation": ["seed", "benchmarks", "rollouts", "continuation", "agents", "models", "llm"],
     "imports": ["imports"],
     "attribution": ["attribution", "models", "llm"],
     "analysis": ["analysis"],

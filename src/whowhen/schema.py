@@ -27,7 +27,7 @@ ORIGINS = ("rollout", "injected", "rerollout", "imported")
 STEP_KINDS = ("action", "observation", "message")
 STATUSES = ("flipped", "recovered", "invalid")
 LABEL_SOURCES = ("injection", "counterfactual", "imported", "human")
-SPLITS = ("train", "test")
+SPLITS = ("train", "dev", "test")
 NON_AGENT_ACTORS = ("user", "system")
 """Actors whose messages are inputs, not agent decisions (never a decisive step)."""
 
@@ -147,6 +147,7 @@ INJECTIONS = TableSpec(
             ("step", _INT),
             ("agent", _STR),
             ("action_type", _STR),
+            ("position", _STR),
             ("mode", _STR),
             ("category", _STR),
             ("original_action", _STR),
@@ -251,6 +252,9 @@ CONTINUATIONS = TableSpec(
             ("prefix_matched", _INT),
             ("prefix_exact", _BOOL),
             ("first_mismatch_step", _INT),
+            ("rerollout_prefix_exact", _BOOL),
+            ("rerollout_status", _STR),
+            ("rerollout_label_wrong", _BOOL),
         ]
     ),
     required=("run_id", "injection_id", "status", "prefix_exact"),

@@ -5,6 +5,7 @@ rule attribution:
     input:
         runs=lambda w: f"{DATASETS[w.dataset]}/runs.parquet",
         steps=lambda w: f"{DATASETS[w.dataset]}/steps.parquet",
+        labels=lambda w: f"{DATASETS[w.dataset]}/labels.parquet",
     output:
         predictions="results/predictions/{dataset}/{attributor}.parquet",
     params:

@@ -14,6 +14,7 @@ rule continuation:
         bench=bench_config,
         seed=config["seed"],
         continuation=config["continuation"],
+        rollouts=config["rollouts"],
         agents=config["agents"],
         models=config["models"],
         llm=config["llm"],

@@ -11,6 +11,7 @@ rule injection:
         injections="results/injection/{benchmark}/{system}/injections.parquet",
     params:
         injection=config["injection"],
+        benchmarks=list(config["benchmarks"]),
         models=config["models"],
         llm=config["llm"],
     log:

@@ -12,6 +12,8 @@ import random
 import re
 from collections.abc import Callable, Sequence
 
+from whowhen.agents.arithmetic_ops import OPERATORS as _POLICY_OPERATORS
+from whowhen.agents.arithmetic_ops import PROPOSAL
 from whowhen.agents.scripted import ScriptedReact, ScriptedSolverVerifier, proposed_answer
 from whowhen.benchmarks.arithmetic import OPS, SYMBOL_TO_OP, parse_problem
 from whowhen.runtime import Action, Step
@@ -108,9 +110,7 @@ class SolverVerifierSystem(ScriptedSolverVerifier):
         if action is None:
             start, ops = _problem(history)
             total = _last_result(history[since:], start)
-            action = Action(
-                "solver", f"I have applied all {len(ops)} operations. Proposed answer: {total}."
-            )
+            action = Action("solver", PROPOSAL.format(n=len(ops), total=total))
         return action
 
     def verify(self, history: Sequence[Step], since: int) -> Action:
@@ -213,16 +213,20 @@ def _as_code(mode: str) -> Callable[[Action, random.Random], Action | None]:
     return apply
 
 
-OPERATORS: dict[str, Callable[[Action, random.Random], Action | None]] = {
-    mode: _as_code(mode)
-    for mode in (
-        "reasoning.wrong_operand",
-        "reasoning.wrong_operator",
-        "action.wrong_tool_argument",
-    )
+OPERATORS: dict[str, Callable[..., Action | None]] = {
+    **{
+        mode: _as_code(mode)
+        for mode in (
+            "reasoning.wrong_operand",
+            "reasoning.wrong_operator",
+            "action.wrong_tool_argument",
+        )
+    },
+    **_POLICY_OPERATORS,
 }
-"""Taxonomy mode -> operator for the code-as-action steps (`print(<total> <op> <n>)`);
-calculator steps are handled by the core operators in whowhen.injection.operators."""
+"""Taxonomy mode -> operator: the core calculator operators (whowhen.injection.operators)
+applied to code-as-action steps (`print(<total> <op> <n>)`), and the planning, hand-off
+and verification slips of these policies (whowhen.agents.arithmetic_ops)."""
 
 PROMPTS: dict[str, dict[str, str]] = {
     "react": {

@@ -5,105 +5,51 @@ orchestrator: the orchestrator has the reader read the chart, hands the reader's
 and the question to the analyst, and the analyst's proposal to the verifier; the verifier
 checks the analyst's values and arithmetic against the reader's report (it does not look
 at the chart again), so a misread in the reader's report propagates, while an analyst's
-slip is caught and redone.
+misread or mistyped value is caught and redone. It checks that the stated computation is
+done right, not that it is the one the question asks for: a difference taken the other way
+round passes.
 
-Every step that carries chart values writes them as `Name value, ...`, so the operators
-below can change one value the way a misreading or a garbled hand-off would.
+The wording of every step, and the operators that rewrite it, are in `chart_qa_ops`.
 """
 
 from __future__ import annotations
 
-import random
-import re
 from collections.abc import Sequence
 
+from whowhen.agents.chart_qa_ops import (
+    CHART_LEAD,
+    DIFF_REPORT,
+    EXPR,
+    HANDOFF_LEAD,
+    OPERATORS,
+    PROPOSED,
+    REPORTED_LEAD,
+    TOOL_LEAD,
+    Values,
+    answer_action,
+    approval_action,
+    calc_action,
+    conclude,
+    diff_answer_action,
+    parse_calc,
+    parse_values,
+)
 from whowhen.agents.scripted import ScriptedOrchestrator, ScriptedReact, addressee, tell
 from whowhen.benchmarks.arithmetic import calculate
-from whowhen.benchmarks.chart_qa import TaskInfo, format_values, parse_task, trend_of
+from whowhen.benchmarks.chart_qa import TaskInfo, format_values, parse_task
 from whowhen.runtime import Action, Step
 
-Values = list[tuple[str, int]]
-CHART_LEAD = "The chart reads"  # values the agent itself read off the chart
-REPORTED_LEAD = "The reported values are"  # values the analyst got from the orchestrator
-HANDOFF_LEAD = "The reader reports"  # values the orchestrator passes on
-TOOL_LEAD = "Bars read from the image, left to right:"  # read_chart's observation
-_LIST = r"((?:[A-Z][a-z]+ \d+, )*[A-Z][a-z]+ \d+)"
-_LISTED = re.compile(rf"({CHART_LEAD}|{REPORTED_LEAD}|{HANDOFF_LEAD}|{TOOL_LEAD}) {_LIST}\.")
-_CALC = re.compile(r"(\w+) minus (\w+) is (\d+) - (\d+)\.")
-_EXPR = re.compile(r"^\((\d+) - (\d+)\)$")
-_DIFF_REPORT = re.compile(
-    r"(\w+) (\d+) minus (\w+) (\d+) is (-?[\d.]+)\. Proposed answer: (\S+?)\.$"
-)
-_PROPOSED = re.compile(r"Proposed answer: (\S+?)\.$")
-_SENTENCES = {
-    "rise": "From left to right every value is higher than the one before, so they rise.",
-    "fall": "From left to right every value is lower than the one before, so they fall.",
-    "neither": "From left to right the values go both up and down, so neither.",
-}
-
-
-def parse_values(text: str) -> tuple[str, Values] | None:
-    """(lead phrase, values) of the first value list in a step's text."""
-    m = _LISTED.search(text)
-    if not m:
-        return None
-    pairs = [item.rsplit(" ", 1) for item in m.group(2).split(", ")]
-    return m.group(1), [(name, int(value)) for name, value in pairs]
-
-
-def conclude(kind: str, values: Values) -> tuple[str, str]:
-    """(the reasoning sentence, the answer) for a max, min or trend question."""
-    if kind == "trend":
-        word = trend_of([v for _, v in values])
-        return _SENTENCES[word], word
-    pick = max if kind == "max" else min
-    name, value = pick(values, key=lambda item: item[1])
-    return f"The {'highest' if kind == 'max' else 'lowest'} value is {name}'s {value}.", name
-
-
-def _kind_of(text: str) -> str | None:
-    if "highest value is" in text:
-        return "max"
-    if "lowest value is" in text:
-        return "min"
-    return "trend" if any(s in text for s in _SENTENCES.values()) else None
-
-
-def calc_action(
-    actor: str, lead: str, values: Values, a: str, b: str, expr: str | None = None
-) -> Action:
-    """A difference step: the values, the stated computation and the expression sent
-    (`expr` differs from the stated one only for an action error).
-
-    The expression is parenthesised: the arithmetic benchmark's core operators rewrite a
-    bare `a - b` into their own "running total" wording, which would read as a marker here."""
-    by_name = dict(values)
-    va, vb = by_name[a], by_name[b]
-    return Action(
-        actor,
-        f"{lead} {format_values(values)}. {a} minus {b} is {va} - {vb}.",
-        "calculator",
-        {"expression": expr or f"({va} - {vb})"},
-    )
-
-
-def answer_action(actor: str, lead: str, values: Values, kind: str) -> Action:
-    sentence, answer = conclude(kind, values)
-    return Action(
-        actor,
-        f"{lead} {format_values(values)}. {sentence} The answer is {answer}.",
-        "final_answer",
-        {"answer": answer},
-    )
-
-
-def diff_answer_action(actor: str, a: str, b: str, result: str) -> Action:
-    return Action(
-        actor,
-        f"{a} is higher than {b} by {result}. The answer is {result}.",
-        "final_answer",
-        {"answer": result},
-    )
+__all__ = [
+    "CHART_LEAD",
+    "OPERATORS",
+    "POLICIES",
+    "PROMPTS",
+    "REPORTED_LEAD",
+    "TOOL_LEAD",
+    "answer_action",
+    "calc_action",
+    "parse_values",
+]
 
 
 def _observations(history: Sequence[Step], tool: str, start: int = 0) -> list[Step]:
@@ -215,22 +161,14 @@ class ChartOrchestratorSystem(ScriptedOrchestrator):
         results = _observations(history, "calculator", start)
         if not calcs or not results:
             return calc_action("analyst", REPORTED_LEAD, values, *info.pair)
-        m = _EXPR.match(str((calcs[-1].tool_args or {}).get("expression", "")))
-        va, vb = m.groups() if m else ("?", "?")
-        a, b = info.pair
-        result = results[-1].content
-        return tell(
-            "analyst",
-            "orchestrator",
-            f"{a} {va} minus {b} {vb} is {result}. Proposed answer: {result}.",
-        )
+        return tell("analyst", "orchestrator", _diff_report(calcs[-1], info.pair, results[-1]))
 
     def verify(self, history: Sequence[Step]) -> Action:
         info = parse_task(history[0].content)
         reports = _messages(history, "analyst", "orchestrator")
         values = _reader_values(history)
         report = reports[-1].content if reports else ""
-        proposed = _PROPOSED.search(report)
+        proposed = PROPOSED.search(report)
         problem = _check(info, dict(values or []), report) if values else "no chart values"
         if problem or not proposed:
             return tell(
@@ -238,141 +176,42 @@ class ChartOrchestratorSystem(ScriptedOrchestrator):
                 "orchestrator",
                 f"Check failed: {problem or 'no proposed answer'}. Please redo the analysis.",
             )
-        answer = proposed.group(1)
-        return Action(
-            "verifier",
-            f"The analyst's answer agrees with the reader's values. Final answer: {answer}.",
-            "final_answer",
-            {"answer": answer},
-        )
+        return approval_action(proposed.group(1))
+
+
+def _diff_report(calc: Step, pair: tuple[str, str], result: Step) -> str:
+    """The analyst's report of its difference step: the computation as it stated it (names
+    and operation), with the values it actually sent, and the calculator's result."""
+    a, b, va, vb = parse_calc(calc.content) or (*pair, "?", "?")
+    sent = EXPR.match(str((calc.tool_args or {}).get("expression", "")))
+    if sent:
+        va, vb = sent.groups()
+    return f"{a} {va} minus {b} {vb} is {result.content}. Proposed answer: {result.content}."
 
 
 def _check(info: TaskInfo, reader: dict[str, int], report: str) -> str | None:
     """What is wrong with the analyst's report against the reader's values (None if fine)."""
     if info.kind == "diff" and info.pair:
-        m = _DIFF_REPORT.search(report)
+        m = DIFF_REPORT.search(report)
         if not m:
             return "the analyst's report does not show the computation"
         a, va, b, vb, result, proposed = m.groups()
         for name, value in ((a, va), (b, vb)):
             if reader.get(name) != int(value):
                 return f"the reader reports {name} at {reader.get(name)}, not {value}"
-        if calculate(f"{va} - {vb}") != result or proposed != result:
-            return f"{va} - {vb} is {calculate(f'{va} - {vb}')}, not {proposed}"
+        expr = f"{va} - {vb}"
+        if calculate(expr) != result or proposed != result:
+            return f"{expr} is {calculate(expr)}, not {proposed}"
         return None
-    proposed = _PROPOSED.search(report)
+    proposed = PROPOSED.search(report)
     _, answer = conclude(info.kind, [(n, v) for n, v in reader.items()])
     if not proposed or proposed.group(1) != answer:
         return f"the reader's values do not give {proposed.group(1) if proposed else 'that'}"
     return None
 
 
-# --- operators -------------------------------------------------------------------------
-
-
-def _misread(values: Values, index: int, rng: random.Random) -> int:
-    """A plausible misreading of bar `index`: a neighbouring bar's value or a few units off."""
-    value = values[index][1]
-    neighbours = [
-        values[j][1]
-        for j in (index - 1, index + 1)
-        if 0 <= j < len(values) and values[j][1] != value
-    ]
-    if neighbours and rng.random() < 0.5:
-        return rng.choice(neighbours)
-    offset = rng.choice([-3, -2, -1, 1, 2, 3])
-    return value + offset if value + offset > 0 else value + abs(offset)
-
-
-def _transcribe(value: int, rng: random.Random) -> int:
-    """A garbled copy of a value: digits swapped, or off by ten."""
-    text = str(value)
-    if len(text) == 2 and text[0] != text[1] and text[1] != "0" and rng.random() < 0.6:
-        return int(text[::-1])
-    return value + 10 if value < 50 else value - 10
-
-
-def _replace(values: Values, index: int, value: int) -> Values:
-    return [(n, value if i == index else v) for i, (n, v) in enumerate(values)]
-
-
-def _pick(values: Values, names: Sequence[str], rng: random.Random) -> int:
-    candidates = [i for i, (n, _) in enumerate(values) if n in names] or list(range(len(values)))
-    return rng.choice(candidates)
-
-
-def misread_value(action: Action, rng: random.Random) -> Action | None:
-    """perception.misread_value: a value read off the chart is carried on wrongly."""
-    parsed = parse_values(action.content)
-    if parsed is None or parsed[0] == HANDOFF_LEAD:
-        return None
-    lead, values = parsed
-    if action.tool == "calculator":
-        m = _CALC.search(action.content)
-        if not m:
-            return None
-        a, b = m.group(1), m.group(2)
-        new = _replace(values, (i := _pick(values, (a, b), rng)), _misread(values, i, rng))
-        return calc_action(action.actor, lead, new, a, b)
-    kind = _kind_of(action.content)
-    i = rng.randrange(len(values))
-    new = _replace(values, i, _misread(values, i, rng))
-    if action.tool == "final_answer" and kind is not None:
-        return answer_action(action.actor, lead, new, kind)
-    to = _to(action)
-    if action.tool is not None or to is None:
-        return None
-    if kind is None:  # the reader's report: the list alone
-        return tell(action.actor, to, f"{lead} {format_values(new)}.")
-    sentence, answer = conclude(kind, new)
-    return tell(
-        action.actor, to, f"{lead} {format_values(new)}. {sentence} Proposed answer: {answer}."
-    )
-
-
-def _to(action: Action) -> str | None:
-    m = re.match(r"^To (\w+):", action.content)
-    return m.group(1) if m else None
-
-
-def distorted_handoff(action: Action, rng: random.Random) -> Action | None:
-    """coordination.distorted_handoff: a message passes on one value garbled (the reader's
-    report, or the orchestrator's hand-off of the reader's values)."""
-    parsed = parse_values(action.content) if action.tool is None else None
-    if parsed is None or _kind_of(action.content) is not None:
-        return None
-    lead, values = parsed
-    i = rng.randrange(len(values))
-    new = _replace(values, i, _transcribe(values[i][1], rng))
-    old, changed = f"{lead} {format_values(values)}.", f"{lead} {format_values(new)}."
-    return Action(action.actor, action.content.replace(old, changed, 1))
-
-
-def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
-    """action.wrong_tool_argument: the stated difference is right, the expression sent has
-    one operand mistyped."""
-    if action.tool != "calculator":
-        return None
-    parsed, m = parse_values(action.content), _CALC.search(action.content)
-    if parsed is None or m is None:
-        return None
-    a, b, va, vb = m.groups()
-    if rng.random() < 0.5:
-        va = str(_transcribe(int(va), rng))
-    else:
-        vb = str(_transcribe(int(vb), rng))
-    return calc_action(action.actor, parsed[0], parsed[1], a, b, expr=f"({va} - {vb})")
-
-
 POLICIES: dict[str, type] = {"react": ChartReactSystem, "orchestrator": ChartOrchestratorSystem}
 """System name -> this benchmark's scripted reference policy."""
-
-OPERATORS = {
-    "perception.misread_value": misread_value,
-    "coordination.distorted_handoff": distorted_handoff,
-    "action.wrong_tool_argument": wrong_tool_argument,
-}
-"""Taxonomy mode -> operator for this benchmark's calculator, final_answer and messages."""
 
 PROMPTS: dict[str, dict[str, str]] = {
     "react": {

@@ -12,99 +12,46 @@ to the verifier is caught and redone, a wrong detection report propagates.
 
 A detection is filed under the frame the agent *meant* to look at (its stated intent), so
 a mistyped frame argument propagates as it would for a model.
+
+The wording the policies share (and parse back) and the operators live in event_timing_ops.
 """
 
 from __future__ import annotations
 
-import random
-import re
 from collections.abc import Sequence
 
+from whowhen.agents.event_timing_ops import (
+    ANSWER_RE,
+    APPROVED,
+    FRAMES_RE,
+    OPERATORS,
+    REJECTED,
+    TO_VERIFIER_RE,
+    TRACK_RE,
+    detect_action,
+    detections_of,
+    frames_text,
+    listings_of,
+    question_of,
+    report_text,
+    reported,
+    sample_action,
+    verdict_text,
+)
 from whowhen.agents.scripted import ScriptedOrchestrator, ScriptedReact, addressee, tell
-from whowhen.benchmarks.event_render import MAX_SPEED, PALETTE
+from whowhen.benchmarks.event_render import MAX_SPEED
 from whowhen.benchmarks.event_timing import (
     COARSE,
     Detections,
     EventTimingEnv,
     Spec,
     ball_in_zone,
-    parse_objects,
     parse_task,
     summarize,
 )
 from whowhen.runtime import Action, Step
 
 FINE = 2  # stride for line crossings
-FRAMES_RE = re.compile(r"frames (\d+) to (\d+) with step (\d+)")
-DETECT_RE = re.compile(r"detect the objects in frame (\d+)")
-LISTING_RE = re.compile(r"^Frames ([\d, ]+) \(")
-SUMMARY_RE = re.compile(
-    r"(First frame inside the zone|Crossings of the line x = \d+) in the detections: "
-    r"((?:\w+ (?:\d+|none)(?:, )?)+)\."
-)
-ANSWER_RE = re.compile(r"Answer: (\w+)\.$")
-ABOUT_RE = re.compile(r"The question is about the (\w+) ball\.")
-TRACK_RE = re.compile(r"^To tracker: Track (the \w+ ball|all balls) in frames")
-REPORT_RE = re.compile(r"^To orchestrator: Detections while tracking (the \w+ ball|all balls): ")
-ENTRY_RE = re.compile(r"frame (\d+): ([^;]*?)(?=; frame |\.$)")
-POINT_RE = re.compile(r"(\w+) \((\d+), (\d+)\)")
-TO_VERIFIER_RE = re.compile(r"^To verifier: The analyst's answer is (\w+)\.")
-
-
-def frames_text(a: int, b: int, s: int) -> str:
-    return f"frames {a} to {b} with step {s}"
-
-
-def sample_action(actor: str, why: str, a: int, b: int, s: int) -> Action:
-    text = f"{why}I will look at {frames_text(a, b, s)}."
-    return Action(actor, text, "sample_frames", {"start": a, "end": b, "step": s})
-
-
-def detect_action(actor: str, frame: int) -> Action:
-    return Action(
-        actor, f"I will detect the objects in frame {frame}.", "detect_objects", {"frame": frame}
-    )
-
-
-def _listings(history: Sequence[Step], since: int, actor: str) -> list[list[int]]:
-    """Frames listed by each successful sample_frames call of `actor` after `since`."""
-    found = []
-    for step in history[since:]:
-        if step.kind == "observation" and step.actor == "sample_frames":
-            if history[step.step - 1].actor != actor:
-                continue
-            m = LISTING_RE.match(step.content)
-            if m:
-                found.append([int(f) for f in m.group(1).split(", ")])
-    return found
-
-
-def _detections(history: Sequence[Step], since: int, actor: str) -> Detections:
-    """Detections of `actor` after `since`, filed under the frame each call meant to see."""
-    track: Detections = {}
-    for step in history[since:]:
-        if step.kind == "observation" and step.actor == "detect_objects":
-            call = history[step.step - 1]
-            m = DETECT_RE.search(call.content)
-            if call.actor == actor and m:
-                track[int(m.group(1))] = parse_objects(step.content)
-    return track
-
-
-def verdict_text(spec: Spec, items: dict[str, str], answer: str) -> str:
-    """'<what> in the detections: red 14, blue none. [The question is ...] Answer: X.'"""
-    what = (
-        f"Crossings of the line x = {spec.line}"
-        if spec.kind == "cross"
-        else "First frame inside the zone"
-    )
-    listed = ", ".join(f"{c} {v}" for c, v in items.items()) or "no balls"
-    about = "" if spec.kind == "first" else f"The question is about the {spec.colour} ball. "
-    return f"{what} in the detections: {listed}. {about}Answer: {answer}."
-
-
-def _question(history: Sequence[Step]) -> str:
-    return history[0].content.rsplit("Question: ", 1)[-1].strip()
 
 
 class EventReactSystem(ScriptedReact):
@@ -112,8 +59,8 @@ class EventReactSystem(ScriptedReact):
 
     def act(self, history: Sequence[Step]) -> Action:
         spec = parse_task(history[0].content)
-        listings = _listings(history, 0, "assistant")
-        track = _detections(history, 0, "assistant")
+        listings = listings_of(history, 0, "assistant")
+        track = detections_of(history, 0, "assistant")
         last = spec.n_frames - 1
         if spec.kind == "cross":
             if not listings:
@@ -163,25 +110,6 @@ class EventReactSystem(ScriptedReact):
         )
 
 
-def _reports(history: Sequence[Step]) -> Detections:
-    """Every detection the tracker reported to the orchestrator (later reports win)."""
-    track: Detections = {}
-    for step in history:
-        if step.actor == "tracker" and step.kind == "message" and REPORT_RE.match(step.content):
-            for frame, objs in ENTRY_RE.findall(step.content.split(": ", 2)[2]):
-                track[int(frame)] = {c: (int(x), int(y)) for c, x, y in POINT_RE.findall(objs)}
-    return track
-
-
-def report_text(what: str, frames: Sequence[int], track: Detections) -> str:
-    def entry(frame: int) -> str:
-        objs = track.get(frame, {})
-        return ", ".join(f"{c} ({x}, {y})" for c, (x, y) in objs.items()) or "none"
-
-    listed = "; ".join(f"frame {f}: {entry(f)}" for f in frames)
-    return f"Detections while tracking {what}: {listed}."
-
-
 class EventOrchestratorSystem(ScriptedOrchestrator):
     """Orchestrator, tracker (tools), analyst (reasons in its message), verifier."""
 
@@ -206,7 +134,7 @@ class EventOrchestratorSystem(ScriptedOrchestrator):
                 "detections.",
             )
         if last.actor == "tracker" and spec.kind != "cross" and len(handoffs) == 1:
-            track = _reports(history)
+            track = reported(history)
             frames = sorted(track)
             inside = next((f for f in frames if ball_in_zone(spec, track[f])), None)
             if inside is not None and frames.index(inside) > 0:
@@ -219,7 +147,7 @@ class EventOrchestratorSystem(ScriptedOrchestrator):
         return tell(
             "orchestrator",
             "analyst",
-            f"{lead}Using the tracker's detections, answer: {_question(history)}",
+            f"{lead}Using the tracker's detections, answer: {question_of(history)}",
         )
 
     @staticmethod
@@ -233,7 +161,7 @@ class EventOrchestratorSystem(ScriptedOrchestrator):
     def work(self, worker: str, history: Sequence[Step]) -> Action:
         spec = parse_task(history[0].content)
         if worker == "analyst":
-            items, answer = summarize(spec, _reports(history))
+            items, answer = summarize(spec, reported(history))
             return tell("analyst", "orchestrator", verdict_text(spec, items, answer))
         since = max(
             i
@@ -244,10 +172,10 @@ class EventOrchestratorSystem(ScriptedOrchestrator):
         m, what_m = FRAMES_RE.search(order), TRACK_RE.match(order)
         a, b, s = (int(v) for v in m.groups()) if m else (0, spec.n_frames - 1, COARSE)
         what = what_m.group(1) if what_m else "all balls"
-        listings = _listings(history, since, "tracker")
+        listings = listings_of(history, since, "tracker")
         if not listings:
             return sample_action("tracker", "", a, b, s)
-        track = _detections(history, since, "tracker")
+        track = detections_of(history, since, "tracker")
         todo = [f for f in listings[0] if f not in track]
         if todo:
             return detect_action("tracker", todo[0])
@@ -257,159 +185,23 @@ class EventOrchestratorSystem(ScriptedOrchestrator):
         spec = parse_task(history[0].content)
         m = TO_VERIFIER_RE.match(history[-1].content) if history else None
         claimed = m.group(1) if m else "none"
-        items, answer = summarize(spec, _reports(history))
+        items, answer = summarize(spec, reported(history))
         if EventTimingEnv.score(claimed, answer):
-            text = "The analyst's answer matches the tracker's detections. "
             return Action(
                 "verifier",
-                text + verdict_text(spec, items, claimed),
+                APPROVED + verdict_text(spec, items, claimed),
                 "final_answer",
                 {"answer": claimed},
             )
-        return tell(
-            "verifier",
-            "orchestrator",
-            f"The tracker's detections give {answer}, not {claimed}. Please have the analyst "
-            "recompute the answer.",
-        )
-
-
-# --- operators: one slip per taxonomy mode, in the policies' own templates ---------------
-
-
-def _others(items: dict[str, str], colour: str, value: str) -> list[str]:
-    return [c for c, v in items.items() if c != colour and v not in ("none", value)]
-
-
-def misidentified_object(action: Action, rng: random.Random) -> Action | None:
-    """Another ball's value used for the asked one (an answer or the analyst's report), or
-    the tracker's report with two balls' colours mixed up."""
-    if action.tool is None and REPORT_RE.match(action.content):
-        return _swap_colours(action, rng)
-    summary, answer = SUMMARY_RE.search(action.content), ANSWER_RE.search(action.content)
-    if summary is None or answer is None or action.tool not in (None, "final_answer"):
-        return None
-    items = dict(re.findall(r"(\w+) (\d+|none)", summary.group(2)))
-    old = answer.group(1)
-    if old in PALETTE:  # which ball first: another ball that entered (or any other)
-        choices = _others(items, old, "none") or [c for c in items if c != old]
-        new = rng.choice(choices) if choices else None
-    else:
-        about = ABOUT_RE.search(action.content)
-        choices = [items[c] for c in _others(items, about.group(1) if about else "", old)]
-        new = rng.choice(choices) if choices else None
-    if new is None:
-        return None
-    content = action.content[: answer.start()] + f"Answer: {new}."
-    args = {"answer": new} if action.tool == "final_answer" else action.tool_args
-    return Action(action.actor, content, action.tool, args)
-
-
-def _swap_colours(action: Action, rng: random.Random) -> Action | None:
-    head = REPORT_RE.match(action.content)
-    present = sorted({c for c, _, _ in POINT_RE.findall(action.content)})
-    target = head.group(1).split()[1] if head.group(1).startswith("the ") else None
-    first = target if target in present else (rng.choice(present) if present else None)
-    others = [c for c in present if c != first]
-    if first is None or not others:
-        return None
-    second = rng.choice(others)
-    swap = {first: second, second: first}
-    body = action.content[head.end() :]
-    body = POINT_RE.sub(lambda m: f"{swap.get(m[1], m[1])} ({m[2]}, {m[3]})", body)
-    return Action(action.actor, action.content[: head.end()] + body, action.tool, action.tool_args)
-
-
-def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
-    """The intended frame (range) is right, the call's argument is a neighbouring value."""
-    args = dict(action.tool_args or {})
-    if action.tool == "detect_objects" and DETECT_RE.search(action.content):
-        frame = int(args.get("frame", 0))
-        args["frame"] = frame + 1 if frame == 0 else frame + rng.choice((-1, 1))
-        return Action(action.actor, action.content, action.tool, args)
-    if action.tool == "sample_frames" and FRAMES_RE.search(action.content):
-        a, b, s = (int(args.get(k, 0)) for k in ("start", "end", "step"))
-        options = [(a + d, b, s) for d in (-1, 1) if 0 <= a + d <= b]
-        options += [(a, b + d, s) for d in (-1, 1) if b + d >= a]
-        options += [(a, b, s + d) for d in (-1, 1) if s + d >= 1]
-        a, b, s = rng.choice(options)
-        return Action(action.actor, action.content, action.tool, {"start": a, "end": b, "step": s})
-    return None
-
-
-def wrong_subgoal(action: Action, rng: random.Random) -> Action | None:
-    """Sampling or tracking a frame range that leaves out needed frames (stated and done)."""
-    m = FRAMES_RE.search(action.content)
-    is_order = action.tool is None and TRACK_RE.match(action.content)
-    if m is None or not (action.tool == "sample_frames" or is_order):
-        return None
-    a, b, s = (int(v) for v in m.groups())
-    frames = list(range(a, b + 1, s))
-    if len(frames) < 2:
-        return None
-    a, b = rng.choice([(f, b) for f in frames[1:]] + [(a, f) for f in frames[:-1]])
-    content = action.content[: m.start()] + frames_text(a, b, s) + action.content[m.end() :]
-    args = {"start": a, "end": b, "step": s} if action.tool else action.tool_args
-    return Action(action.actor, content, action.tool, args)
-
-
-def _miscopy(number: str, rng: random.Random) -> str:
-    """A copying slip of a coordinate: two digits transposed, else off by ten."""
-    if len(number) == 2 and number[0] != number[1] and number[1] != "0":
-        return number[::-1]
-    value = int(number)
-    return str(value + 10 if value < 10 or rng.random() < 0.5 else value - 10)
-
-
-def _distorted_report(action: Action, head: re.Match, rng: random.Random) -> Action | None:
-    """The tracker's report with the frames numbered from 1 (every label one too high),
-    or with one coordinate of the tracked ball miscopied."""
-    text = action.content
-    if rng.random() < 0.5:
-        body = re.sub(r"frame (\d+): ", lambda m: f"frame {int(m[1]) + 1}: ", text[head.end() :])
-        return Action(action.actor, text[: head.end()] + body)
-    target = head.group(1).split()[1] if head.group(1).startswith("the ") else None
-    points = [m for m in POINT_RE.finditer(text) if target in (None, m[1])]
-    if not points:
-        return None
-    m = rng.choice(points)
-    k = rng.choice((2, 3))
-    s, e = m.span(k)
-    return Action(action.actor, text[:s] + _miscopy(m[k], rng) + text[e:])
-
-
-def distorted_handoff(action: Action, rng: random.Random) -> Action | None:
-    """A reported position (tracker) or the analyst's answer (to the verifier) passed on
-    changed."""
-    if action.tool is not None:
-        return None
-    head = REPORT_RE.match(action.content)
-    if head:
-        return _distorted_report(action, head, rng)
-    m = TO_VERIFIER_RE.match(action.content)
-    if not m:
-        return None
-    old = m[1]
-    if old in PALETTE:
-        new = rng.choice([c for c in PALETTE if c != old])
-    elif old.isdigit():
-        new = str(int(old) + (1 if old == "0" else rng.choice((-1, 1))))
-    else:
-        return None
-    s, e = m.span(1)
-    return Action(action.actor, action.content[:s] + new + action.content[e:])
+        return tell("verifier", "orchestrator", REJECTED.format(answer=answer, claimed=claimed))
 
 
 POLICIES: dict[str, type] = {"react": EventReactSystem, "orchestrator": EventOrchestratorSystem}
 """System name -> this benchmark's scripted reference policy."""
 
-OPERATORS = {
-    "perception.misidentified_object": misidentified_object,
-    "action.wrong_tool_argument": wrong_tool_argument,
-    "planning.wrong_subgoal": wrong_subgoal,
-    "coordination.distorted_handoff": distorted_handoff,
-}
-"""Taxonomy mode -> operator for sample_frames, detect_objects, final_answer and messages."""
+__all__ = ["OPERATORS", "POLICIES", "PROMPTS"]
+"""OPERATORS (taxonomy mode -> operator, defined in event_timing_ops) is exported here for
+the registry, which reads each agents module's table."""
 
 PROMPTS: dict[str, dict[str, str]] = {
     "react": {

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from whowhen.agents.humaneval_mutate import mutate_code
+from whowhen.agents.humaneval_mutate import mutate_code, transcription_typo, truncate_body
 from whowhen.agents.scripted import ScriptedReact, ScriptedSystem, addressee, tell
 from whowhen.benchmarks.humaneval import (
     EXAMPLES_MARKER,
@@ -214,18 +214,24 @@ PROMPTS: dict[str, dict[str, str]] = {
 _CODE_ARG = {"write_code": "code", "run_python": "code", "final_answer": "answer"}
 
 
-def logic_bug(action: Action, rng: random.Random) -> Action | None:
-    """reasoning.logic_bug: the code written, run or submitted has a bug (the check that a
-    code action runs after its solution stays as it was)."""
+def _rewrite_solution(action: Action, change: Callable[[str], str | None]) -> Action | None:
+    """The code action with its solution part changed (the example check that a code
+    action runs after it stays as it was); None when there is no code or no change."""
     key = _CODE_ARG.get(action.tool or "")
     code = str((action.tool_args or {}).get(key, "")) if key else ""
     if "def " not in code:
         return None
     head, sep, tail = code.partition(EXAMPLES_MARKER)
-    mutated = mutate_code(head, rng)
-    if mutated is None:
+    changed = change(head)
+    if changed is None:
         return None
-    return Action(action.actor, action.content, action.tool, {key: mutated + sep + tail})
+    return Action(action.actor, action.content, action.tool, {key: changed + sep + tail})
+
+
+def logic_bug(action: Action, rng: random.Random) -> Action | None:
+    """reasoning.logic_bug: the code written, run or submitted has a bug (the check that a
+    code action runs after its solution stays as it was)."""
+    return _rewrite_solution(action, lambda head: mutate_code(head, rng))
 
 
 def false_approval(action: Action, rng: random.Random) -> Action | None:
@@ -253,7 +259,10 @@ def ignored_message(action: Action, rng: random.Random) -> Action | None:
 
 
 def premature_finish(action: Action, rng: random.Random) -> Action | None:
-    """planning.premature_finish: the draft is submitted before the examples are run."""
+    """planning.premature_finish: the draft is submitted before the examples are run, or
+    (code as action) the function is submitted before its body is finished."""
+    if action.tool == "run_python" and action.actor == "assistant":
+        return _submit_unfinished(action, rng)
     if action.tool != "run_tests":
         return None
     m = _RUN_RE.search(action.content)
@@ -262,10 +271,32 @@ def premature_finish(action: Action, rng: random.Random) -> Action | None:
     return Action(action.actor, text, "final_answer", {"answer": ""})
 
 
+def _submit_unfinished(action: Action, rng: random.Random) -> Action | None:
+    """The solution of a code step (solution + example check), cut short and submitted."""
+    code = str((action.tool_args or {}).get("code", ""))
+    if EXAMPLES_MARKER not in code or "def " not in code:
+        return None
+    solution = solution_of(code)
+    partial = truncate_body(solution, rng)
+    if partial is None:
+        return None
+    entry = entry_of(solution)
+    text = f"I will implement {entry} and submit it."  # the policy's words, no run first
+    return Action(action.actor, text, "final_answer", {"answer": partial})
+
+
+def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
+    """action.wrong_tool_argument: the program written, run or submitted is a copy of the
+    intended one with one transcription error (a line left out, two digits swapped, a short
+    name mistyped)."""
+    return _rewrite_solution(action, lambda head: transcription_typo(head, rng))
+
+
 OPERATORS = {
     "reasoning.logic_bug": logic_bug,
     "verification.false_approval": false_approval,
     "coordination.ignored_message": ignored_message,
     "planning.premature_finish": premature_finish,
+    "action.wrong_tool_argument": wrong_tool_argument,
 }
 """Taxonomy mode -> operator for this benchmark's code actions and pipeline messages."""

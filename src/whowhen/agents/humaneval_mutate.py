@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import random
 import re
+from typing import Any
 
 _FLIP = {
     ast.Lt: (r"<(?!=)", "<="),
@@ -157,4 +158,154 @@ def mutate_code(code: str, rng: random.Random) -> str | None:
                     return new
             except SyntaxError:
                 continue
+    return None
+
+
+def _entry(tree: ast.Module) -> ast.FunctionDef | None:
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    return defs[-1] if defs else None
+
+
+def _parsed_entry(code: str) -> tuple[ast.Module, ast.FunctionDef] | None:
+    """The program's syntax tree and its entry (last top-level) function, if both exist."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    entry = _entry(tree)
+    return (tree, entry) if entry is not None else None
+
+
+def truncate_body(code: str, rng: random.Random) -> str | None:
+    """The program with the entry function's body cut short after one of its top-level
+    statements (never after the last one): what a coder submits before finishing it. The
+    program still parses; None when there is nothing to cut."""
+    parsed = _parsed_entry(code)
+    if parsed is None:
+        return None
+    tree, entry = parsed
+    body = entry.body
+    doc = bool(body) and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+    stmts = body[1:] if doc else body
+    # keep k statements (0 only when a docstring keeps the function valid), drop the rest
+    keep = [
+        k
+        for k in range(0 if doc else 1, len(stmts))
+        if not any(isinstance(s, ast.Return) for s in stmts[:k])
+    ]
+    if not keep:
+        return None
+    cut = stmts[rng.choice(keep)]
+    lines = code.splitlines(keepends=True)
+    end = entry.end_lineno or len(lines)
+    new = "".join(lines[: cut.lineno - 1] + lines[end:])
+    try:
+        return new if ast.dump(ast.parse(new)) != ast.dump(tree) else None
+    except SyntaxError:
+        return None
+
+
+_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+_NEAR = {
+    c: "".join(row[j] for j in (i - 1, i + 1) if 0 <= j < len(row))
+    for row in _ROWS
+    for i, c in enumerate(row)
+}
+
+
+def _short_name_typos(entry: ast.FunctionDef, taken: set[str]) -> list[Edit]:
+    """A one- or two-letter local name read with its letters swapped or a neighbouring key
+    hit (longer names are left alone: a misspelt word would be a token no policy writes)."""
+    import builtins
+    import keyword
+
+    local = {a.arg for a in ast.walk(entry) if isinstance(a, ast.arg)} | {
+        n.id for n in ast.walk(entry) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    edits: list[Edit] = []
+    for node in ast.walk(entry):
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+            continue
+        name = node.id
+        if name not in local or len(name) > 2:
+            continue
+        typos = [name[::-1]] if len(name) == 2 and name[0] != name[1] else []
+        typos += [
+            name[:i] + k + name[i + 1 :] for i, c in enumerate(name) for k in _NEAR.get(c, "")
+        ]
+        edits += [
+            (node, node, t)
+            for t in typos
+            if t.isidentifier()
+            and not keyword.iskeyword(t)
+            and t not in taken
+            and not hasattr(builtins, t)
+        ]
+    return edits
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+
+
+def _dropped_lines(entry: ast.FunctionDef, lines: list[str]) -> list[int]:
+    """Line numbers of one-line simple statements that have a sibling statement in their
+    block (a line lost from the middle of the code, not the whole body) and share their
+    line with nothing else."""
+    found = []
+    for node in ast.walk(entry):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):  # a lambda's or an if-expression's body
+                continue
+            block = [s for s in block if not _is_docstring(s)]
+            if len(block) < 2:
+                continue
+            for stmt in block:
+                line = lines[stmt.lineno - 1]
+                alone = line.strip() == line[stmt.col_offset : stmt.end_col_offset].strip()
+                if not hasattr(stmt, "body") and stmt.lineno == stmt.end_lineno and alone:
+                    found.append(stmt.lineno)
+    return sorted(set(found))
+
+
+def _digit_swaps(entry: ast.FunctionDef) -> list[Edit]:
+    """An integer written with two adjacent digits swapped (never a leading zero)."""
+    edits: list[Edit] = []
+    for node in ast.walk(entry):
+        if isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 10:
+            d = str(node.value)
+            for i in range(len(d) - 1):
+                new = d[:i] + d[i + 1] + d[i] + d[i + 2 :]
+                if d[i] != d[i + 1] and new[0] != "0":
+                    edits.append((node, node, new))
+    return edits
+
+
+def transcription_typo(code: str, rng: random.Random) -> str | None:
+    """The program copied with one transcription error in the entry function: a line left
+    out, two digits of a number swapped, or a short name mistyped (a NameError where it
+    runs). Every word of the copy is a word of the original. None when nothing applies."""
+    parsed = _parsed_entry(code)
+    if parsed is None:
+        return None
+    tree, entry = parsed
+    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    taken |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    taken |= {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    lines = code.splitlines(keepends=True)
+    kinds: dict[str, list[Any]] = {
+        "name": _short_name_typos(entry, taken),
+        "line": _dropped_lines(entry, lines),
+        "digits": _digit_swaps(entry),
+    }
+    usable = sorted(k for k, v in kinds.items() if v)
+    for kind in rng.sample(usable, len(usable)):
+        pick = rng.choice(kinds[kind])
+        new = "".join(lines[: pick - 1] + lines[pick:]) if kind == "line" else _splice(code, pick)
+        try:
+            if new is not None and ast.dump(ast.parse(new)) != ast.dump(tree):
+                return new
+        except SyntaxError:
+            continue
     return None

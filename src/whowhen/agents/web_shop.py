@@ -5,22 +5,44 @@ go back if it lacks the wanted colour or size, select each option, add to cart, 
 Orchestrator: a searcher finds and opens the item, a buyer configures it and adds it to the
 cart, and a verifier checks the cart's options against the instruction before checking
 out (it does not re-check the price, trusting the searcher: an over-budget item gets
-through, a wrong option or a doubled cart is sent back and fixed).
+through, a wrong option or a doubled cart is sent back and fixed). The buyer trusts the
+hand-off: if another item is on screen it goes back and opens the one it was named.
 """
 
 from __future__ import annotations
 
-import random
-import re
 from collections.abc import Sequence
 
 from whowhen.agents.scripted import ScriptedOrchestrator, ScriptedReact, addressee, tell
+from whowhen.agents.web_shop_ops import (
+    ADD,
+    ADDED_RE,
+    APPROVE,
+    BUY_RE,
+    CHECKOUT,
+    CLICK,
+    CLICK_RE,
+    FOUND_RE,
+    OPERATORS,
+    OPTION_RE,
+    SEARCH_RE,
+    SELECT,
+    SELECT_RE,
+    Want,
+    buy_request,
+    describe,
+    found_report,
+    search_request,
+    search_text,
+    want_of,
+)
 from whowhen.agents.web_shop_pages import (
     Item,
     added,
     cart,
     current_page,
     last_message_to,
+    listed_ids,
     observations,
     product,
     results,
@@ -29,38 +51,7 @@ from whowhen.agents.web_shop_pages import (
 from whowhen.benchmarks.web_shop import parse_instruction
 from whowhen.runtime import Action, Step
 
-Want = list[tuple[str, str]]
-
-CLICK = (
-    "The results list these {noun}s: {listing}. {choice} fits the ${cap} budget; I will open it."
-)
-CLICK_RE = re.compile(
-    r"^The results list these (\w+)s: (.+)\. ([^.]+ \((P\d+), \$\d+\.\d\d\)) fits the "
-    r"\$(\d+) budget; I will open it\.$"
-)
-LISTED = re.compile(r"([A-Z][\w ]*?) \((P\d+), \$(\d+)\.(\d\d)\)")
-SELECT = "Options for the {noun}'s {name}: {values}. I will select {name} {value}."
-SELECT_RE = re.compile(r"^Options for the (\w+)'s (\w+): (.+)\. I will select \2 (\w+)\.$")
-ADD = "All options for the {noun} are set; I will add it to the cart."
-CHECKOUT = "The {noun} is in the cart; I will check out."
-APPROVE = "The cart holds one {desc}, as the instruction asks; I will check out."
-REJECT_RE = re.compile(
-    r"^To orchestrator: Check failed: the cart holds .+, but the instruction asks for one "
-    r"(.+)\. Please fix the cart\.$"
-)
-FOUND_RE = re.compile(r"found item (P\d+) \((.+), \$[\d.]+\)")
-BUY_RE = re.compile(r"item (P\d+) \((.+)\) is open; select (.+), then add it to the cart\.")
-ADDED_RE = re.compile(r"^To orchestrator: added item (P\d+) ")
-SEARCH_RE = re.compile(r"find an? (\w+) (\w+)(?: in size (\w+))? under \$(\d+) ")
-OPTION_RE = re.compile(r"(colour|size) (\w+)")
-
-
-def _want(colour: str, size: str | None) -> Want:
-    return [("colour", colour)] + ([("size", size)] if size else [])
-
-
-def _describe(colour: str, noun: str, size: str | None) -> str:
-    return f"{colour} {noun}" + (f" in size {size}" if size else "")
+__all__ = ["CLICK_RE", "OPERATORS", "POLICIES", "PROMPTS", "SELECT_RE"]
 
 
 def _entry(item: Item) -> str:
@@ -75,7 +66,7 @@ def find_item(
     searched = [s for s in history[since:] if s.actor == actor and s.tool == "search"]
     page = current_page(history, since)
     if not searched or page is None or page.kind == "home":
-        return Action(actor, f"I will search the shop for {noun}s.", "search", {"query": noun})
+        return Action(actor, search_text(noun), "search", {"query": noun})
     if page.kind == "cart":
         return Action(actor, "I will go back from the cart.", "click", {"target": "back"})
     if page.kind == "product":
@@ -116,10 +107,27 @@ def configure(actor: str, history: Sequence[Step], since: int, item: Item, want:
     return Action(actor, ADD.format(noun=item.word), "add_to_cart", {})
 
 
+def _open_named(history: Sequence[Step], since: int, item_id: str) -> Action | None:
+    """The buyer trusts the hand-off: when another page is on screen, it goes back to the
+    results and opens the item it was named (once; None when it cannot)."""
+    page = current_page(history)
+    mine = [s for s in history[since:] if s.actor == "buyer" and s.tool == "click"]
+    if page is None or item_id not in listed_ids(history):
+        return None
+    if page.kind == "results":
+        if any((s.tool_args or {}).get("target") == item_id for s in mine):
+            return None
+        return Action("buyer", f"I will open item {item_id}.", "click", {"target": item_id})
+    text = f"Item {item_id} is not the page on screen; I will go back to the results."
+    if page.kind != "product" or any(s.content == text for s in mine):
+        return None
+    return Action("buyer", text, "click", {"target": "back"})
+
+
 class ShopReactSystem(ScriptedReact):
     def act(self, history: Sequence[Step]) -> Action:
         colour, noun, size, cap = parse_instruction(history[0].content)
-        want = _want(colour, size)
+        want = want_of(colour, size)
         found = find_item("assistant", history, 0, noun, want, cap)
         if found is None:
             text = f"No {noun} on the results page fits the instruction; I will check out."
@@ -142,13 +150,8 @@ class ShopOrchestratorSystem(ScriptedOrchestrator):
         report = last.content if last is not None and addressee(last) == "orchestrator" else ""
         found = FOUND_RE.search(report) if last and last.actor == "searcher" else None
         if found:
-            options = " and ".join(f"{k} {v}" for k, v in _want(colour, size))
-            return tell(
-                "orchestrator",
-                "buyer",
-                f"item {found.group(1)} ({found.group(2)}) is open; select {options}, "
-                "then add it to the cart.",
-            )
+            request = buy_request(found.group(1), found.group(2), want_of(colour, size))
+            return tell("orchestrator", "buyer", request)
         adds = ADDED_RE.search(report) if last and last.actor == "buyer" else None
         if adds:
             return tell(
@@ -160,8 +163,7 @@ class ShopOrchestratorSystem(ScriptedOrchestrator):
         return tell(
             "orchestrator",
             "searcher",
-            f"find {'an' if colour[0] in 'aeiou' else 'a'} {_describe(colour, noun, size)} "
-            f"under ${cap} and leave its product page open.",
+            search_request(colour, noun, size, cap),
         )
 
     def work(self, worker: str, history: Sequence[Step]) -> Action:
@@ -176,7 +178,7 @@ class ShopOrchestratorSystem(ScriptedOrchestrator):
         if m is None:
             return tell("searcher", "orchestrator", "I could not tell what to look for.")
         colour, noun, size, cap = m.group(1), m.group(2), m.group(3), int(m.group(4))
-        found = find_item("searcher", history, since, noun, _want(colour, size), cap)
+        found = find_item("searcher", history, since, noun, want_of(colour, size), cap)
         if found is None:
             return tell("searcher", "orchestrator", f"no {noun} on the results page fits.")
         if isinstance(found, Action):
@@ -184,7 +186,7 @@ class ShopOrchestratorSystem(ScriptedOrchestrator):
         return tell(
             "searcher",
             "orchestrator",
-            f"found item {found.item_id} ({found.name}, {found.price}); its product page is open.",
+            found_report(found.item_id, found.name, found.price),
         )
 
     def _buy(self, history: Sequence[Step], since: int, request: str) -> Action:
@@ -214,12 +216,15 @@ class ShopOrchestratorSystem(ScriptedOrchestrator):
             return Action("buyer", text, "click", {"target": "back"})
         item = product(page.text) if page is not None and page.kind == "product" else None
         if item is None or item.item_id != item_id:
+            opening = _open_named(history, since, item_id)
+            if opening is not None:
+                return opening
             return tell("buyer", "orchestrator", f"I could not add item {item_id}: it is not open.")
         return configure("buyer", history, max(since, page.index), item, want)
 
     def verify(self, history: Sequence[Step]) -> Action:
         colour, noun, size, _ = parse_instruction(history[0].content)
-        desc, want = _describe(colour, noun, size), dict(_want(colour, size))
+        desc, want = describe(colour, noun, size), dict(want_of(colour, size))
         lines = cart(history)
         if len(lines) == 1 and lines[0][1] == want and lines[0][0].word == noun:
             return Action("verifier", APPROVE.format(desc=desc), "checkout", {})
@@ -238,87 +243,8 @@ class ShopOrchestratorSystem(ScriptedOrchestrator):
         )
 
 
-# operators ---------------------------------------------------------------------------
-
-
-def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
-    """A neighbouring option value from the listed ones, or a neighbouring listed item."""
-    if action.tool == "select_option" and (m := SELECT_RE.match(action.content)):
-        values = [v.strip() for v in m.group(3).split(",")]
-        if m.group(4) not in values:
-            return None
-        i = values.index(m.group(4))
-        near = [values[j] for j in (i - 1, i + 1) if 0 <= j < len(values)]
-        args = {"name": m.group(2), "value": rng.choice(near)} if near else None
-        return Action(action.actor, action.content, "select_option", args) if args else None
-    if action.tool == "click" and (m := CLICK_RE.match(action.content)):
-        ids = [i for _, i, _, _ in LISTED.findall(m.group(2))]
-        if m.group(4) not in ids:
-            return None
-        i = ids.index(m.group(4))
-        near = [ids[j] for j in (i - 1, i + 1) if 0 <= j < len(ids)]
-        return Action(action.actor, action.content, "click", {"target": rng.choice(near)})
-    return None
-
-
-def premature_finish(action: Action, rng: random.Random) -> Action | None:
-    """Add to cart, or check out, while an option is still unset."""
-    m = SELECT_RE.match(action.content) if action.tool == "select_option" else None
-    if m is None:
-        return None
-    noun = m.group(1)
-    if rng.random() < 0.5:
-        return Action(action.actor, ADD.format(noun=noun), "add_to_cart", {})
-    return Action(action.actor, CHECKOUT.format(noun=noun), "checkout", {})
-
-
-def wrong_tool(action: Action, rng: random.Random) -> Action | None:
-    """Check out instead of adding to the cart (empty cart), or add again instead of
-    checking out (a doubled cart)."""
-    swap = {"add_to_cart": "checkout", "checkout": "add_to_cart"}.get(action.tool or "")
-    return Action(action.actor, action.content, swap, {}) if swap else None
-
-
-def misidentified_object(action: Action, rng: random.Random) -> Action | None:
-    """Take a listed item with the same product word but over the budget for the one that
-    fits, and open it."""
-    m = CLICK_RE.match(action.content) if action.tool == "click" else None
-    if m is None:
-        return None
-    cap = int(m.group(5))
-    over = [
-        (name, i, f"${d}.{c}")
-        for name, i, d, c in LISTED.findall(m.group(2))
-        if int(d) * 100 + int(c) >= cap * 100 and i != m.group(4)
-    ]
-    if not over:
-        return None
-    name, item_id, price = rng.choice(over)
-    choice = f"{name} ({item_id}, {price})"
-    text = CLICK.format(noun=m.group(1), listing=m.group(2), choice=choice, cap=cap)
-    return Action(action.actor, text, "click", {"target": item_id})
-
-
-def false_approval(action: Action, rng: random.Random) -> Action | None:
-    """The verifier checks out the cart it was about to send back."""
-    m = REJECT_RE.match(action.content) if action.tool is None else None
-    if m is None or action.actor != "verifier":
-        return None
-    return Action(action.actor, APPROVE.format(desc=m.group(1)), "checkout", {})
-
-
 POLICIES: dict[str, type] = {"react": ShopReactSystem, "orchestrator": ShopOrchestratorSystem}
 """System name -> this benchmark's scripted reference policy."""
-
-OPERATORS = {
-    "action.wrong_tool_argument": wrong_tool_argument,
-    "planning.premature_finish": premature_finish,
-    "action.wrong_tool": wrong_tool,
-    "perception.misidentified_object": misidentified_object,
-    "verification.false_approval": false_approval,
-}
-"""Taxonomy mode -> operator for this benchmark's click, select_option, add_to_cart,
-checkout and the verifier's messages."""
 
 PROMPTS: dict[str, dict[str, str]] = {
     "react": {

@@ -77,6 +77,14 @@ def results(text: str) -> list[Item]:
     return [Item(i, name, int(d) * 100 + int(c)) for i, name, d, c in RESULT.findall(text)]
 
 
+def listed_ids(history: Sequence[Step]) -> list[str]:
+    """The item ids of the last results page shown (empty if none was)."""
+    for step in reversed(history):
+        if step.kind == "observation" and page_kind(step.content) == "results":
+            return [r.item_id for r in results(step.content)]
+    return []
+
+
 def product(text: str) -> Item | None:
     m = PRODUCT.search(text)
     opts = OPTIONS.search(text)

@@ -40,6 +40,7 @@ def render_report(
     figure: str | Path,
     natural: list[str] | None = None,
     config_summary: str = "",
+    built: list[str] | None = None,
 ) -> str:
     """Dataset summary, injection funnel, and accuracy (exact and Who&When-compatible)."""
     ds, inj = metrics["dataset"], metrics["injection"]
@@ -64,7 +65,8 @@ def render_report(
         "<h1>whowhen: failure attribution report</h1>",
         f"<p class='note'>{html.escape(config_summary)}</p>",
         "<h2>Datasets</h2>",
-        f"<p>{ds['items']} labelled failures ({ds['train']} train / {ds['test']} test).</p>",
+        f"<p>{ds['items']} labelled failures ({ds['train']} train / {ds.get('dev', 0)} dev / "
+        f"{ds['test']} test, split by task).</p>",
         table_html(expected.filter(pl.col("split") == "all").select("dataset", "n")),
         *(natural or []),
         "<h2>Built dataset: injection funnel</h2>",
@@ -73,6 +75,7 @@ def render_report(
         f"fidelity of the warm start: "
         f"{'n/a' if fidelity is None else f'{100 * fidelity:.1f}%'}.</p>",
         table_html(funnel),
+        *(built or []),
         "<h2>Attribution accuracy</h2>",
         "<p class='note'>Exact scoring: agent names equal and step indices equal; a missing "
         "prediction counts as wrong. Intervals are Wilson 95%. The <code>*_substring</code> "
@@ -139,3 +142,50 @@ def natural_failures_html(
             else "<p>None: every decisive error fits a taxonomy mode.</p>",
         ]
     return parts
+
+
+SHORTCUT_ATTRIBUTORS = (
+    "random",
+    "first_agent_step",
+    "last_agent_step",
+    "majority_agent",
+    "position_prior",
+    "length_prior",
+)
+
+
+def built_dataset_html(
+    composition: pl.DataFrame,
+    rerollout: pl.DataFrame,
+    recovery: pl.DataFrame,
+    accuracy: pl.DataFrame,
+) -> list[str]:
+    """The built dataset's audit: what it holds, warm start against re-rollout, recovery
+    by mode, and the shortcut predictors on the test split."""
+    shortcuts = accuracy.filter(
+        pl.col("attributor").is_in(SHORTCUT_ATTRIBUTORS)
+        & (pl.col("dataset") == "built")
+        & (pl.col("split") == "test")
+    ).select("attributor", "n", "agent_acc", "step_acc", "step_acc_pm1", "step_acc_pmk")
+    return [
+        "<h3>Composition</h3>",
+        "<p class='note'>Labelled failures per modality and topology; "
+        "<code>max_top_agent_share</code>: the largest share one agent has of a system's gold "
+        "agents (what always naming that agent would score).</p>",
+        table_html(composition),
+        "<h3>Warm start against re-rollout</h3>",
+        "<p class='note'>Warm start re-executes the recorded prefix; re-rollout regenerates it "
+        "with the agents (as prior work built injected runs). <code>rerollout_drift</code>: "
+        "regenerated prefixes that differ from the successful run; "
+        "<code>rerollout_label_differs</code>: re-rollouts whose status differs, or whose "
+        "drifted prefix fails even without the injection (the label would be wrong).</p>",
+        table_html(rerollout),
+        "<h3>Recovery by mode</h3>",
+        table_html(recovery),
+        "<h3>Shortcut audit (built dataset, test split)</h3>",
+        "<p class='note'>Predictors that never read the trajectory's content: uniform random, "
+        "first/last agent step, and three fitted on the train split (the most blamed agent, "
+        "the typical relative position, position as a function of length). High scores here "
+        "would mean the labels can be guessed without attribution.</p>",
+        table_html(shortcuts),
+    ]

@@ -60,6 +60,18 @@ def funnel(continuations: pl.DataFrame) -> pl.DataFrame:
     return run_sql("funnel", {"continuations": continuations})
 
 
+def rerollout_drift(continuations: pl.DataFrame) -> pl.DataFrame:
+    return run_sql("rerollout", {"continuations": continuations})
+
+
+def recovery_by_mode(continuations: pl.DataFrame) -> pl.DataFrame:
+    return run_sql("recovery", {"continuations": continuations})
+
+
+def composition(labels: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
+    return run_sql("composition", {"labels": labels, "runs": runs})
+
+
 def metrics(
     acc: pl.DataFrame,
     funnel_table: pl.DataFrame,
@@ -79,6 +91,7 @@ def metrics(
         "dataset": {
             "items": labels.height,
             "train": int((labels["split"] == "train").sum()),
+            "dev": int((labels["split"] == "dev").sum()),
             "test": int((labels["split"] == "test").sum()),
             "by_system": dict(sorted(runs.group_by("system").len().rows())),
         },

@@ -5,8 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from whowhen.analysis.figures import accuracy_figure, modes_figure
-from whowhen.analysis.report import natural_failures_html, render_report
-from whowhen.analysis.scores import accuracy, funnel, metrics, random_expected
+from whowhen.analysis.report import built_dataset_html, natural_failures_html, render_report
+from whowhen.analysis.scores import (
+    accuracy,
+    composition,
+    funnel,
+    metrics,
+    random_expected,
+    recovery_by_mode,
+    rerollout_drift,
+)
 from whowhen.io import write_json, write_text
 from whowhen.schema import (
     AGREEMENT,
@@ -33,6 +41,8 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     continuations = read_table(inputs["continuations"], CONTINUATIONS)
     overview = read_table(inputs["overview"], OVERVIEW)
     acc = accuracy(labels, predictions, runs, params["analysis"]["tolerance"])
+    built_runs = read_table(inputs["runs"][0], RUNS)  # the built dataset comes first
+    built_labels = read_table(inputs["labels"][0], LABELS)
     fun = funnel(continuations)
     expected = random_expected(labels, runs, steps)
     summary = metrics(acc, fun, labels, runs, expected)
@@ -62,5 +72,11 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
             natural,
             f"datasets: {', '.join(params['datasets'])}; systems: "
             f"{', '.join(params['systems'])}; attributors: {', '.join(params['attributors'])}",
+            built_dataset_html(
+                composition(built_labels, built_runs),
+                rerollout_drift(continuations),
+                recovery_by_mode(continuations),
+                acc,
+            ),
         ),
     )

@@ -9,6 +9,7 @@ import polars as pl
 
 from whowhen.attribution.baselines import BASELINES, agent_steps
 from whowhen.attribution.llm import LLMAttributor, attribute_llm
+from whowhen.attribution.shortcuts import SHORTCUTS, training_rows
 from whowhen.errors import WhowhenError
 from whowhen.schema import PREDICTIONS, to_arrow
 
@@ -16,19 +17,52 @@ log = logging.getLogger(__name__)
 
 __all__ = ["ATTRIBUTORS", "BASELINES", "LLMAttributor", "attribute", "attribute_llm"]
 
-ATTRIBUTORS = tuple(BASELINES)
+ATTRIBUTORS = (*BASELINES, *SHORTCUTS)
 
 
-def attribute(runs: pl.DataFrame, steps: pl.DataFrame, attributor: str, seed: int) -> pl.DataFrame:
-    """Predict (agent, step) for every run in `runs` with one attributor."""
-    if attributor not in BASELINES:
+def attribute(
+    runs: pl.DataFrame,
+    steps: pl.DataFrame,
+    attributor: str,
+    seed: int,
+    labels: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """Predict (agent, step) for every run in `runs` with one attributor. The shortcut
+    predictors are fitted on the train split of `labels` first (none: no predictions)."""
+    if attributor not in ATTRIBUTORS:
         raise WhowhenError(
             f"unknown attributor {attributor!r}; known: {', '.join(ATTRIBUTORS)}",
             field="attribution.attributors",
         )
-    predict = BASELINES[attributor]
     candidates = agent_steps(steps)
     by_run = {key[0]: frame for key, frame in candidates.group_by("run_id")}
+    system_of = dict(zip(runs["run_id"], runs["system"], strict=True))
+    if attributor in SHORTCUTS:
+        train = training_rows(
+            labels
+            if labels is not None
+            else pl.DataFrame(
+                {"run_id": [], "split": [], "decisive_agent": [], "decisive_step": []},
+                schema={
+                    "run_id": pl.String,
+                    "split": pl.String,
+                    "decisive_agent": pl.String,
+                    "decisive_step": pl.Int64,
+                },
+            ),
+            runs,
+            candidates,
+        )
+        fitted = SHORTCUTS[attributor](train) if train.height else None
+        if fitted is None:
+            log.warning("%s: no train split to fit on; no predictions", attributor)
+
+        def predict(frame: pl.DataFrame, seed: int, run_id: str = "") -> tuple[str, int] | None:
+            if fitted is None or frame.height == 0:
+                return None
+            return fitted(frame, system_of[frame["run_id"][0]])
+    else:
+        predict = BASELINES[attributor]
     rows = []
     for run_id in sorted(runs["run_id"]):
         frame = by_run.get(run_id, candidates.clear())
@@ -71,10 +105,11 @@ def llm_attributors(attribution_cfg: dict) -> dict[str, LLMAttributor]:
 
 def stage(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> None:
     """Snakemake edge: one attributor over one dataset (built or imported)."""
-    from whowhen.schema import RUNS, STEPS, read_table, write_table
+    from whowhen.schema import LABELS, RUNS, STEPS, read_table, write_table
 
     runs = read_table(inputs["runs"], RUNS)
     steps = read_table(inputs["steps"], STEPS)
+    labels = read_table(inputs["labels"], LABELS)
     name = wildcards["attributor"]
     llm = llm_attributors(params["attribution"])
     if name in llm:
@@ -86,5 +121,5 @@ def stage(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> None:
         predictions = attribute_llm(runs, steps, llm[name], client, modes)
         log.info("%s: model calls %s", name, client.stats.as_dict())
     else:
-        predictions = attribute(runs, steps, name, params["attribution"]["seed"])
+        predictions = attribute(runs, steps, name, params["attribution"]["seed"], labels)
     write_table(predictions, PREDICTIONS, outputs["predictions"])

@@ -2,7 +2,9 @@
 
 whowhen import who-and-when DIR -o OUT     import the public benchmark (one or both subsets)
 whowhen import jsonl FILE -o OUT           import your own logs through a field mapping
-whowhen export OUT -o DIR                  write a dataset as Who&When JSON files
+whowhen export OUT -o DIR [--format hf]    write a dataset as Who&When JSON (or HF Parquet)
+whowhen review export OUT -o SHEET.csv     a stratified sample for human validation
+whowhen review import SHEET.csv [...]      agreement figures from filled sheets
 whowhen attribute OUT --attributor NAME    predict (agent, step) for every trajectory
 whowhen score OUT                          exact and Who&When-compatible accuracy
 whowhen show RUN_ID                        a readable trajectory, gold and predictions marked
@@ -58,7 +60,27 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="write a dataset as Who&When-format JSON files")
     p.add_argument("data", metavar="OUT", help="dataset folder (runs/steps/labels.parquet)")
     p.add_argument("-o", "--out", required=True, metavar="DIR")
+    p.add_argument(
+        "--format",
+        choices=("who_and_when", "hf"),
+        default="who_and_when",
+        help="Who&When JSON files, or Parquet per split for the Hugging Face datasets library",
+    )
     p.set_defaults(func=commands.export_cmd)
+
+    review = sub.add_parser("review", help="human validation of labels").add_subparsers(
+        dest="review_command", required=True
+    )
+    p = review.add_parser("export", help="write a stratified review sheet (CSV)")
+    p.add_argument("data", metavar="OUT", help="dataset folder (runs/steps/labels.parquet)")
+    p.add_argument("-o", "--out", required=True, metavar="SHEET.csv")
+    p.add_argument("-n", type=int, default=60, help="about this many items (default 60)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=commands.review_export_cmd)
+    p = review.add_parser("import", help="agreement figures from filled sheets")
+    p.add_argument("sheets", nargs="+", metavar="SHEET.csv")
+    p.add_argument("-o", "--out", metavar="agreement.json")
+    p.set_defaults(func=commands.review_import_cmd)
 
     p = sub.add_parser("attribute", help="run one attributor over a dataset")
     p.add_argument("data", metavar="OUT", help="dataset folder (runs/steps/labels.parquet)")

@@ -82,10 +82,37 @@ def import_cmd(args: argparse.Namespace) -> int:
 
 def export_cmd(args: argparse.Namespace) -> int:
     from whowhen.datasets import export_who_and_when
+    from whowhen.datasets.export import export_hf
 
     tables = _load(args.data)
+    if args.format == "hf":
+        paths = export_hf(tables["runs"], tables["steps"], tables["labels"], args.out)
+        print(f"wrote {', '.join(str(p) for p in paths)} (load with datasets.load_dataset)")
+        return 0
     paths = export_who_and_when(tables["runs"], tables["steps"], tables["labels"], args.out)
     print(f"wrote {len(paths)} Who&When JSON files to {args.out}")
+    return 0
+
+
+def review_export_cmd(args: argparse.Namespace) -> int:
+    from whowhen.datasets.review import export_sheet
+
+    tables = _load(args.data)
+    n = export_sheet(tables["labels"], tables["runs"], tables["steps"], args.out, args.n, args.seed)
+    print(f"wrote {n} items to {args.out}: fill the verdict column (yes / no / unsure)")
+    return 0
+
+
+def review_import_cmd(args: argparse.Namespace) -> int:
+    import json
+
+    from whowhen.datasets.review import agreement, read_sheet
+    from whowhen.io import write_json
+
+    result = agreement([read_sheet(path) for path in args.sheets])
+    if args.out:
+        write_json(args.out, result)
+    print(json.dumps(result, indent=2))
     return 0
 
 

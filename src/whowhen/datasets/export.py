@@ -53,3 +53,61 @@ def export_who_and_when(
         write_text(Path(out_dir) / name, json.dumps(rec, indent=2, ensure_ascii=False))
         for name, rec in records.items()
     ]
+
+
+HF_COLUMNS = (
+    "run_id",
+    "benchmark",
+    "system",
+    "modality",
+    "task_id",
+    "question",
+    "gold_answer",
+    "final_answer",
+    "decisive_agent",
+    "decisive_step",
+    "mode",
+    "category",
+)
+
+
+def to_hf_table(runs: pl.DataFrame, steps: pl.DataFrame, labels: pl.DataFrame) -> pl.DataFrame:
+    """One row per labelled trajectory, its steps as a nested list: the shape the Hugging
+    Face `datasets` library loads from Parquet. Only what an attributor may see plus the
+    gold label: no origin, parent run or replacement action that would reveal the
+    injection."""
+    history = (
+        steps.sort("run_id", "step")
+        .group_by("run_id", maintain_order=True)
+        .agg(
+            pl.struct(
+                "step", "actor", "role", "kind", "content", "tool", "tool_args", "media"
+            ).alias("history")
+        )
+    )
+    return (
+        labels.join(runs, on="run_id", how="inner", suffix="_run")
+        .join(history, on="run_id", how="left")
+        .select(*HF_COLUMNS, "split", "history")
+        .sort("run_id")
+    )
+
+
+def export_hf(
+    runs: pl.DataFrame, steps: pl.DataFrame, labels: pl.DataFrame, out_dir: str | Path
+) -> list[Path]:
+    """`data/<split>.parquet` per split (`load_dataset("parquet", data_files=...)`)."""
+    from whowhen.io import atomic_path
+
+    table = to_hf_table(runs, steps, labels)
+    if table["split"].null_count() == table.height:  # unsplit (an import): one file
+        table = table.with_columns(pl.lit("train").alias("split"))
+    paths = []
+    for split in sorted(set(table["split"].drop_nulls())):
+        path = Path(out_dir) / "data" / f"{split}.parquet"
+        with atomic_path(path) as tmp:
+            table.filter(pl.col("split") == split).drop("split").write_parquet(
+                tmp, statistics=False
+            )
+        paths.append(path)
+    return paths

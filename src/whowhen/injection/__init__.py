@@ -39,5 +39,9 @@ def stage(params: dict, inputs: object, outputs: object, wildcards: object) -> N
         cfg.get("modes") or None,
         generator,
         mode_weights(read_table(inputs["mode_overview"], MODE_OVERVIEW), cfg.get("calibrate", 1.0)),
+        {
+            b: cfg.get("benchmarks", {}).get(b, {}).get("steps", cfg.get("steps", "uniform"))
+            for b in params["benchmarks"]
+        },
     )
     write_table(planned, INJECTIONS, outputs["injections"])

@@ -55,10 +55,14 @@ def plan_injections(
     modes: list[str] | None = None,
     generator: Generator = programmatic,
     weights: dict[tuple[str, str], dict[str, float]] | None = None,
+    step_selection: str | dict[str, str] = "uniform",
 ) -> pl.DataFrame:
     """Up to `per_run` distinct (step, mode) injections per successful run.
 
-    Step: uniform over the run's candidate agent actions. Mode: among the modes that
+    Step: uniform over the run's candidate agent actions, or `stratified`: early, middle
+    and late thirds of the run's agent steps take turns, so long runs are not injected
+    mostly in their middle (a dict gives the selection per benchmark). Mode: among the
+    modes that
     apply to that action type (and are enabled), drawn in proportion to
     `weights[(benchmark, system)][mode]` (default 1: uniform), so injections follow the
     natural failures' mode mix where one is known. Depends only on the inputs and
@@ -83,6 +87,20 @@ def plan_injections(
         chosen = 0
         step_order = sorted(by_step)
         rng.shuffle(step_order)
+        agent_steps = sorted(
+            steps.filter(
+                (pl.col("run_id") == run["run_id"])
+                & pl.col("kind").is_in(["action", "message"])
+                & ~pl.col("actor").is_in(NON_AGENT_ACTORS)
+            )["step"]
+        )
+        selection = (
+            step_selection.get(run["benchmark"], "uniform")
+            if isinstance(step_selection, dict)
+            else step_selection
+        )
+        if selection == "stratified":
+            step_order = stratified_order(step_order, agent_steps, rng)
         pair = (weights or {}).get((run["benchmark"], run["system"]), {})
         for step in step_order:  # weighted order without replacement (Efraimidis-Spirakis)
             keys = {m.id: rng.random() ** (1.0 / pair.get(m.id, 1.0)) for _, m in by_step[step]}
@@ -111,6 +129,7 @@ def plan_injections(
                         "step": step,
                         "agent": original.actor,
                         "action_type": original.tool or "message",
+                        "position": position(step, agent_steps),
                         "mode": mode.id,
                         "category": mode.category,
                         "original_action": original.to_json(),
@@ -120,3 +139,25 @@ def plan_injections(
                 chosen += 1
                 break
     return pl.from_arrow(to_arrow(rows, INJECTIONS))
+
+
+POSITIONS = ("early", "middle", "late")
+
+
+def position(step: int, agent_steps: list[int]) -> str:
+    """Which third of the run's agent steps `step` falls in."""
+    index = agent_steps.index(step) if step in agent_steps else 0
+    return POSITIONS[min(2, 3 * index // max(1, len(agent_steps)))]
+
+
+def stratified_order(order: list[int], agent_steps: list[int], rng: random.Random) -> list[int]:
+    """`order` (already shuffled) re-ordered so the thirds take turns, from a random one."""
+    strata = {p: [s for s in order if position(s, agent_steps) == p] for p in POSITIONS}
+    start = rng.randrange(3)
+    turns = [POSITIONS[(start + i) % 3] for i in range(3)]
+    out: list[int] = []
+    while any(strata.values()):
+        for p in turns:
+            if strata[p]:
+                out.append(strata[p].pop(0))
+    return out

@@ -106,6 +106,8 @@ def _computation(wrong: Action, right: Action, history: Sequence[Step]) -> str:
     w, r = _args(wrong), _args(right)
     if _operators(w) != _operators(r):
         return "reasoning.wrong_operator"
+    if _numbers(w) != _numbers(r) and sorted(_numbers(w)) == sorted(_numbers(r)):
+        return "reasoning.wrong_operator"  # the same operands the other way round: b - a
     changed = _changed_numbers(w, r)
     seen = _observed(history, PERCEPTION_TOOLS)
     if seen and changed and any(n in _numbers(r) for n in _numbers(seen)):
