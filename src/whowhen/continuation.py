@@ -210,27 +210,38 @@ def assign_splits(
     train_fraction: float,
     dev_fraction: float = 0.0,
 ) -> pl.DataFrame:
-    """Train / dev / test by *task*, not by run, so no task leaks between splits."""
+    """Train / dev / test by *task*, not by run, so no task leaks between splits; the
+    fractions hold within every benchmark (stratified), so each has a test split."""
     if train_fraction + dev_fraction >= 1:
         raise WhowhenError(
             "train_fraction + dev_fraction must leave a test split", field="continuation"
         )
     task_of = runs.select("run_id", "task_id", "benchmark")
-
-    def split(bench: str, task: str) -> str:
-        u = int(stable_id("split", seed, bench, task), 16) / 16**16
-        return (
-            "train"
-            if u < train_fraction
-            else "dev"
-            if u < train_fraction + dev_fraction
-            else ("test")
+    # within each benchmark, tasks in a seeded order; the first train_fraction of them
+    # train, the next dev_fraction dev, the rest test: every benchmark gets every split
+    tasks = task_of.select("benchmark", "task_id").unique()
+    tasks = tasks.with_columns(
+        pl.struct("benchmark", "task_id")
+        .map_elements(
+            lambda r: stable_id("split", seed, r["benchmark"], r["task_id"]), return_dtype=pl.String
         )
-
-    joined = labels.drop("split").join(task_of, on="run_id", how="left")
-    splits = [split(b, t) for b, t in zip(joined["benchmark"], joined["task_id"], strict=True)]
-    return joined.with_columns(pl.Series("split", splits, dtype=pl.String)).select(
-        LABELS.schema.names
+        .alias("key")
+    ).sort("benchmark", "key")
+    rank = tasks.with_columns(
+        ((pl.int_range(pl.len()).over("benchmark") + 0.5) / pl.len().over("benchmark")).alias("u")
+    ).with_columns(
+        pl.when(pl.col("u") < train_fraction)
+        .then(pl.lit("train"))
+        .when(pl.col("u") < train_fraction + dev_fraction)
+        .then(pl.lit("dev"))
+        .otherwise(pl.lit("test"))
+        .alias("split")
+    )
+    return (
+        labels.drop("split")
+        .join(task_of, on="run_id", how="left")
+        .join(rank.select("benchmark", "task_id", "split"), on=["benchmark", "task_id"], how="left")
+        .select(LABELS.schema.names)
     )
 
 

@@ -161,11 +161,11 @@ def built_dataset_html(
     accuracy: pl.DataFrame,
 ) -> list[str]:
     """The built dataset's audit: what it holds, warm start against re-rollout, recovery
-    by mode, and the shortcut predictors on the test split."""
+    by mode, and the shortcut predictors (`accuracy`: scored on the test split only)."""
     shortcuts = accuracy.filter(
         pl.col("attributor").is_in(SHORTCUT_ATTRIBUTORS)
-        & (pl.col("dataset") == "built")
-        & (pl.col("split") == "test")
+        & (pl.col("dataset") == "all")
+        & (pl.col("split") == "all")
     ).select("attributor", "n", "agent_acc", "step_acc", "step_acc_pm1", "step_acc_pmk")
     return [
         "<h3>Composition</h3>",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import polars as pl
+
 from whowhen.analysis.figures import accuracy_figure, modes_figure
 from whowhen.analysis.report import built_dataset_html, natural_failures_html, render_report
 from whowhen.analysis.scores import (
@@ -76,7 +78,12 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
                 composition(built_labels, built_runs),
                 rerollout_drift(continuations),
                 recovery_by_mode(continuations),
-                acc,
+                accuracy(
+                    built_labels.filter(pl.col("split") == "test"),
+                    predictions,
+                    built_runs,
+                    params["analysis"]["tolerance"],
+                ),
             ),
         ),
     )
