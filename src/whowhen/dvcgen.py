@@ -76,7 +76,7 @@ STAGE_PARAMS = {
     "continuation": ["seed", "benchmarks", "rollouts", "continuation", "agents", "models", "llm"],
     "imports": ["imports"],
     "attribution": ["attribution", "models", "llm"],
-    "analysis": ["analysis"],
+    "analysis": ["analysis", "attribution", "models", "llm"],
 }
 METRICS = {"results/metrics.json"}
 HEADER = (

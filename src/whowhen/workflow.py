@@ -24,6 +24,7 @@ STAGES = {
     "imports": "whowhen.datasets:stage",
     "imports_manifest": "whowhen.datasets:manifest_stage",
     "attribution": "whowhen.attribution:stage",
+    "tracer_fit": "whowhen.attribution.tracer:fit_stage",
     "analysis": "whowhen.analysis.stage:stage",
 }
 

@@ -12,12 +12,13 @@ rule analysis:
         replay_check=rules.taxonomy.output.replay_check,
         agreement=rules.taxonomy.output.agreement,
         candidates=rules.taxonomy.output.candidates,
-        predictions=rules.attribution_all.input,
+        predictions=rules.attribution_all.input.predictions,
     output:
         metrics="results/metrics.json",
         accuracy="results/analysis/accuracy.csv",
         funnel="results/analysis/funnel.csv",
         expected="results/analysis/random_expected.csv",
+        breakdown="results/analysis/attribution_metrics.csv",
         figure=report(
             "reports/figures/accuracy.png",
             caption="../report/accuracy.rst",
@@ -34,6 +35,9 @@ rule analysis:
         datasets=list(DATASETS),
         systems=config["systems"],
         attributors=ATTRIBUTORS,
+        attribution=config["attribution"],
+        models=config["models"],
+        llm=config["llm"],
     log:
         "logs/analysis.log",
     conda:

@@ -1,11 +1,29 @@
 # Stage 5: one prediction per (trajectory, attributor), on every dataset.
 
 
+rule tracer_fit:
+    input:
+        runs=rules.dataset.output.runs,
+        steps=rules.dataset.output.steps,
+        labels=rules.dataset.output.labels,
+    output:
+        model="results/models/tracer_lite.json",
+    log:
+        "logs/attribution/tracer_fit.log",
+    conda:
+        "../../envs/whowhen.yaml"
+    script:
+        "../scripts/tracer_fit.py"
+
+
 rule attribution:
     input:
         runs=lambda w: f"{DATASETS[w.dataset]}/runs.parquet",
         steps=lambda w: f"{DATASETS[w.dataset]}/steps.parquet",
         labels=lambda w: f"{DATASETS[w.dataset]}/labels.parquet",
+        tracer_model=lambda w: (
+            rules.tracer_fit.output.model if w.attributor == "tracer_lite" else []
+        ),
     output:
         predictions="results/predictions/{dataset}/{attributor}.parquet",
     params:
@@ -13,6 +31,9 @@ rule attribution:
         models=config["models"],
         llm=config["llm"],
         taxonomy=config["taxonomy"]["file"],
+        benchmarks=config["benchmarks"],
+        seed=config["seed"],
+        replay=config["replay"],
     log:
         "logs/attribution/{dataset}/{attributor}.log",
     conda:
@@ -23,8 +44,9 @@ rule attribution:
 
 rule attribution_all:
     input:
-        expand(
+        predictions=expand(
             "results/predictions/{dataset}/{attributor}.parquet",
             dataset=DATASETS,
             attributor=ATTRIBUTORS,
         ),
+        model=rules.tracer_fit.output.model,  # always fitted: a stage output DVC tracks

@@ -6,6 +6,12 @@ from typing import Any
 
 import polars as pl
 
+from whowhen.analysis.breakdowns import (
+    DEFAULT_BY,
+    attribution_metrics,
+    attributor_info_from_config,
+    metrics_html,
+)
 from whowhen.analysis.figures import accuracy_figure, modes_figure
 from whowhen.analysis.report import built_dataset_html, natural_failures_html, render_report
 from whowhen.analysis.scores import (
@@ -52,6 +58,19 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     write_text(outputs["accuracy"], acc.write_csv(float_precision=6))
     write_text(outputs["funnel"], fun.write_csv(float_precision=6))
     write_text(outputs["expected"], expected.write_csv(float_precision=6))
+    breakdown = attribution_metrics(
+        labels,
+        predictions,
+        runs,
+        steps,
+        by=DEFAULT_BY,
+        n_boot=1000,
+        seed=params["attribution"]["seed"],
+        attributor_info=attributor_info_from_config(
+            params["attribution"], params.get("models"), params["llm"].get("prices")
+        ),
+    )
+    write_text(outputs["breakdown"], breakdown.write_csv(float_precision=6))
     accuracy_figure(acc, outputs["figure"])
     modes = read_table(inputs["mode_overview"], MODE_OVERVIEW)
     modes_figure(modes, outputs["modes_figure"])
@@ -84,6 +103,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
                     built_runs,
                     params["analysis"]["tolerance"],
                 ),
-            ),
+            )
+            + metrics_html(breakdown, split="test"),
         ),
     )

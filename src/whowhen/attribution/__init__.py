@@ -7,9 +7,15 @@ import logging
 
 import polars as pl
 
-from whowhen.attribution.baselines import BASELINES, agent_steps
+from whowhen.attribution.baselines import BASELINES, agent_steps, prediction_row
+from whowhen.attribution.heuristics import HEURISTICS
 from whowhen.attribution.llm import LLMAttributor, attribute_llm
+from whowhen.attribution.oracle import NAME as ORACLE
+from whowhen.attribution.oracle import oracle_attribute
 from whowhen.attribution.shortcuts import SHORTCUTS, training_rows
+from whowhen.attribution.tracer import NAME as TRACER
+from whowhen.attribution.tracer import TracerModel
+from whowhen.attribution.tracer import predict as tracer_predict
 from whowhen.errors import WhowhenError
 from whowhen.schema import PREDICTIONS, to_arrow
 
@@ -17,7 +23,9 @@ log = logging.getLogger(__name__)
 
 __all__ = ["ATTRIBUTORS", "BASELINES", "LLMAttributor", "attribute", "attribute_llm"]
 
-ATTRIBUTORS = (*BASELINES, *SHORTCUTS)
+ATTRIBUTORS = (*BASELINES, *SHORTCUTS, *HEURISTICS)
+"""Attributors `attribute()` runs; the oracle (needs the environment) and tracer-lite (needs
+its fitted model) run in `stage()`."""
 
 
 def attribute(
@@ -36,6 +44,7 @@ def attribute(
         )
     candidates = agent_steps(steps)
     by_run = {key[0]: frame for key, frame in candidates.group_by("run_id")}
+    all_by_run = {key[0]: frame for key, frame in steps.group_by("run_id")}
     system_of = dict(zip(runs["run_id"], runs["system"], strict=True))
     if attributor in SHORTCUTS:
         train = training_rows(
@@ -61,29 +70,28 @@ def attribute(
             if fitted is None or frame.height == 0:
                 return None
             return fitted(frame, system_of[frame["run_id"][0]])
-    else:
+    elif attributor in BASELINES:
         predict = BASELINES[attributor]
     rows = []
     for run_id in sorted(runs["run_id"]):
         frame = by_run.get(run_id, candidates.clear())
-        answer = predict(frame, seed)
+        reason = None
+        if attributor in HEURISTICS:
+            found = HEURISTICS[attributor](frame, all_by_run.get(run_id, steps.clear()))
+            answer, reason = (found[:2], found[2]) if found is not None else (None, None)
+        else:
+            answer = predict(frame, seed)
         agent, step = answer if answer is not None else (None, None)
         rows.append(
-            {
-                "run_id": run_id,
-                "attributor": attributor,
-                "agent": agent,
-                "step": step,
-                "mode": None,
-                "reason": None,
-                "raw_output": json.dumps({"agent": agent, "step": step}),
-                "parse_ok": answer is not None,
-                "calls": 0,
-                "tokens_in": 0,
-                "tokens_out": 0,
-                "cost_usd": 0.0,
-                "latency_s": 0.0,
-            }
+            prediction_row(
+                run_id,
+                attributor,
+                agent=agent,
+                step=step,
+                reason=reason,
+                raw_output=json.dumps({"agent": agent, "step": step}),
+                parse_ok=answer is not None,
+            )
         )
     log.info("attribution %s: %d predictions", attributor, len(rows))
     return pl.from_arrow(to_arrow(rows, PREDICTIONS))
@@ -99,6 +107,7 @@ def llm_attributors(attribution_cfg: dict) -> dict[str, LLMAttributor]:
             item.get("protocol", "all_at_once"),
             item.get("with_gold_answer", False),
             item.get("max_step_chars", 2000),
+            item.get("with_media", False),
         )
     return out
 
@@ -120,6 +129,17 @@ def stage(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> None:
         modes = [m.id for m in load_taxonomy(params["taxonomy"]).modes]
         predictions = attribute_llm(runs, steps, llm[name], client, modes)
         log.info("%s: model calls %s", name, client.stats.as_dict())
+    elif name == ORACLE:
+        predictions = oracle_attribute(
+            runs,
+            steps,
+            params["benchmarks"],
+            params["seed"],
+            params["replay"]["max_probes"],
+            params["replay"]["max_steps"],
+        )
+    elif name == TRACER:
+        predictions = tracer_predict(TracerModel.load(inputs["tracer_model"]), runs, steps)
     else:
         predictions = attribute(runs, steps, name, params["attribution"]["seed"], labels)
     write_table(predictions, PREDICTIONS, outputs["predictions"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import Any
 
 import polars as pl
 
@@ -15,6 +16,26 @@ from whowhen.schema import NON_AGENT_ACTORS, stable_id
 
 Baseline = Callable[[pl.DataFrame, int], tuple[str, int] | None]
 """(agent steps of one run, seed) -> (agent, step) or None when the run has no agent step."""
+
+
+def prediction_row(run_id: str, attributor: str, **fields: Any) -> dict[str, Any]:
+    """A PREDICTIONS row for a model-free attributor: no calls, tokens or cost; `fields`
+    override the empty answer (no agent, no step, not parsed)."""
+    return {
+        "run_id": run_id,
+        "attributor": attributor,
+        "agent": None,
+        "step": None,
+        "mode": None,
+        "reason": None,
+        "raw_output": None,
+        "parse_ok": False,
+        "calls": 0,
+        "tokens_in": 0,
+        "tokens_out": 0,
+        "cost_usd": 0.0,
+        "latency_s": 0.0,
+    } | fields
 
 
 def agent_steps(steps: pl.DataFrame) -> pl.DataFrame:

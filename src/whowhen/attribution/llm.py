@@ -1,5 +1,9 @@
 """LLM attribution through the model layer: the all-at-once protocol (the whole trajectory
-in one prompt), structured JSON output, robust parsing and one repair request.
+in one prompt), structured JSON output, robust parsing and one repair request, and the
+engine every protocol runs on: a protocol is a generator per run that yields questions
+(`Ask`) and receives answers; `drive` advances all runs in lockstep, one round of
+concurrent calls (plus one repair round) at a time. The sequential protocols of Who&When
+(step_by_step, binary_search, hybrid) live in `llm_protocols`.
 
 An answer that still cannot be used after the repair is recorded with its raw text
 and `parse_ok = False`, and is scored as wrong; it never stops the other items.
@@ -10,24 +14,28 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
-from whowhen.attribution.baselines import agent_steps
-from whowhen.models import ChatRequest, ChatResult, Message, Settings
-from whowhen.schema import PREDICTIONS, to_arrow
+from whowhen.errors import WhowhenError
+from whowhen.models import ChatRequest, ChatResult, ImagePart, Message, Settings, TextPart
 
 log = logging.getLogger(__name__)
 
-PROTOCOLS = ("all_at_once",)
+PROTOCOLS = ("all_at_once", "step_by_step", "binary_search", "hybrid")
 SYSTEM = (
     "You are an expert at debugging multi-agent LLM systems. The trajectory below failed "
     "its task. Find the decisive error: the earliest agent step whose mistake made the "
     "run fail. Answer with the agent's name, the step index as shown in brackets, the "
     "failure mode if you can name one, and a one-sentence reason."
 )
+REPAIR_HINT = "using an agent name from the list and a step index from the brackets"
+
+Chunk = str | ImagePart
+"""A piece of a user message: text (joined to its neighbours by newlines) or an image."""
 
 
 @dataclass(frozen=True)
@@ -37,17 +45,22 @@ class LLMAttributor:
     protocol: str = "all_at_once"
     with_gold_answer: bool = False
     max_step_chars: int = 2000
+    with_media: bool = False  # attach the steps' images / video frames as image parts
 
 
 class ParseError(ValueError):
     pass
 
 
-def answer_schema(agents: list[str], modes: list[str]) -> dict[str, Any]:
-    """Strict-mode compatible: every property required, nulls spelled out."""
+def mode_property(modes: list[str]) -> dict[str, Any]:
     mode: dict[str, Any] = {"type": ["string", "null"]}
     if modes:
         mode["enum"] = [*modes, None]
+    return mode
+
+
+def answer_schema(agents: list[str], modes: list[str]) -> dict[str, Any]:
+    """Strict-mode compatible: every property required, nulls spelled out."""
     return {
         "type": "object",
         "additionalProperties": False,
@@ -55,31 +68,59 @@ def answer_schema(agents: list[str], modes: list[str]) -> dict[str, Any]:
         "properties": {
             "agent": {"type": "string", "enum": agents},
             "step": {"type": "integer"},
-            "mode": mode,
+            "mode": mode_property(modes),
             "reason": {"type": "string"},
         },
     }
 
 
+def step_line(s: dict[str, Any], max_chars: int) -> str:
+    """One step as the model sees it: `[index] actor (kind): content`, then its tool call."""
+    text = s["content"]
+    if len(text) > max_chars:
+        text = text[:max_chars] + f" [... {len(s['content']) - max_chars} characters cut]"
+    call = f"\n    -> {s['tool']}({s['tool_args'] or ''})" if s["tool"] else ""
+    return f"[{s['step']}] {s['actor']} ({s['kind']}): {text}{call}"
+
+
 def render_steps(steps: pl.DataFrame, max_chars: int) -> str:
-    lines = []
-    for s in steps.sort("step").iter_rows(named=True):
-        text = s["content"]
-        if len(text) > max_chars:
-            text = text[:max_chars] + f" [... {len(s['content']) - max_chars} characters cut]"
-        call = f"\n    -> {s['tool']}({s['tool_args'] or ''})" if s["tool"] else ""
-        lines.append(f"[{s['step']}] {s['actor']} ({s['kind']}): {text}{call}")
-    return "\n".join(lines)
+    return "\n".join(step_line(s, max_chars) for s in steps.sort("step").iter_rows(named=True))
 
 
-def build_request(
+def step_chunks(s: dict[str, Any], max_chars: int, with_media: bool) -> tuple[Chunk, ...]:
+    """The step's line, followed by its images or frames when media are attached."""
+    if not with_media or not s.get("media"):
+        return (step_line(s, max_chars),)
+    from whowhen.media import media_path
+
+    return (step_line(s, max_chars), *(ImagePart(str(media_path(r))) for r in s["media"]))
+
+
+def user_message(chunks: list[Chunk]) -> Message:
+    """Text chunks joined by newlines (one text part when there is no image, so a text-only
+    prompt is exactly the joined string); images as their own parts, in place."""
+    parts: list[TextPart | ImagePart] = []
+    text: list[str] = []
+    for chunk in chunks:
+        if isinstance(chunk, str):
+            text.append(chunk)
+            continue
+        if text:
+            parts.append(TextPart("\n".join(text)))
+            text = []
+        parts.append(chunk)
+    if text:
+        parts.append(TextPart("\n".join(text)))
+    return Message("user", tuple(parts))
+
+
+def prompt_head(
     attributor: LLMAttributor,
     run: dict[str, Any],
-    steps: pl.DataFrame,
     agents: list[str],
     modes: list[str] | dict[str, str],
-) -> ChatRequest:
-    """`modes` is a list of mode ids, or {id: definition} to put the taxonomy in the prompt."""
+) -> str:
+    """Task, optional gold answer, agents and modes: the fixed start of every prompt."""
     parts = []
     if run.get("question"):
         parts.append(f"Task: {run['question']}")
@@ -90,12 +131,26 @@ def build_request(
         parts.append("Failure modes:\n" + "\n".join(f"- {k}: {v}" for k, v in modes.items()))
     elif modes:
         parts.append(f"Failure modes: {', '.join(modes)}")
-    parts.append("Trajectory:\n" + render_steps(steps, attributor.max_step_chars))
-    parts.append(
-        'Reply with a JSON object: {"agent": ..., "step": ..., "mode": ..., "reason": ...}.'
+    return "\n\n".join(parts)
+
+
+def build_request(
+    attributor: LLMAttributor,
+    run: dict[str, Any],
+    steps: pl.DataFrame,
+    agents: list[str],
+    modes: list[str] | dict[str, str],
+) -> ChatRequest:
+    """`modes` is a list of mode ids, or {id: definition} to put the taxonomy in the prompt.
+    Without media the user message is one text, the same as before media existed."""
+    chunks: list[Chunk] = [prompt_head(attributor, run, agents, modes) + "\n\nTrajectory:"]
+    for s in steps.sort("step").iter_rows(named=True):
+        chunks.extend(step_chunks(s, attributor.max_step_chars, attributor.with_media))
+    chunks.append(
+        '\nReply with a JSON object: {"agent": ..., "step": ..., "mode": ..., "reason": ...}.'
     )
     return ChatRequest(
-        (Message.text("system", SYSTEM), Message.text("user", "\n\n".join(parts))),
+        (Message.text("system", SYSTEM), user_message(chunks)),
         schema=answer_schema(agents, list(modes)),
         settings=Settings(temperature=0.0, max_tokens=400, seed=0),
         tag=run["run_id"],
@@ -105,7 +160,8 @@ def build_request(
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
 
 
-def _json_object(text: str) -> dict[str, Any]:
+def json_object(text: str) -> dict[str, Any]:
+    """The first JSON object in a reply (inside a code fence if there is one)."""
     fenced = _FENCE.search(text)
     if fenced:
         text = fenced.group(1)
@@ -127,6 +183,14 @@ def _json_object(text: str) -> dict[str, Any]:
     raise ParseError("unterminated JSON object")
 
 
+_json_object = json_object  # the earlier private name
+
+
+def clean_mode(mode: Any, modes: list[str] | None) -> str | None:
+    """A named mode, or None when it is empty or not one of `modes` (not fatal)."""
+    return mode if isinstance(mode, str) and mode and (not modes or mode in modes) else None
+
+
 def parse_answer(
     text: str,
     agents: list[str],
@@ -135,7 +199,7 @@ def parse_answer(
 ) -> tuple[str, int, str | None, str]:
     """(agent, step, mode, reason) from a model answer, normalising common drift
     ("Orchestrator (thought)", "Step 5", different case)."""
-    data = _json_object(text)
+    data = json_object(text)
     raw_agent = str(data.get("agent") or "").strip()
     by_lower = {a.lower(): a for a in agents}
     agent = by_lower.get(raw_agent.lower())
@@ -150,19 +214,14 @@ def parse_answer(
     step = int(digits.group(0))
     if step not in steps:
         raise ParseError(f"step {step} is not an agent step of this trajectory")
-    mode = data.get("mode")
-    return (
-        agent,
-        step,
-        mode if isinstance(mode, str) and mode and (not modes or mode in modes) else None,
-        str(data.get("reason") or ""),
-    )
+    return agent, step, clean_mode(data.get("mode"), modes), str(data.get("reason") or "")
 
 
-def repair_request(request: ChatRequest, answer: str, problem: str) -> ChatRequest:
+def repair_request(
+    request: ChatRequest, answer: str, problem: str, hint: str = REPAIR_HINT
+) -> ChatRequest:
     note = (
-        f"Your answer could not be used: {problem}. Reply again with only the JSON "
-        "object, using an agent name from the list and a step index from the brackets."
+        f"Your answer could not be used: {problem}. Reply again with only the JSON object, {hint}."
     )
     return ChatRequest(
         (*request.messages, Message.text("assistant", answer), Message.text("user", note)),
@@ -180,77 +239,143 @@ def attribute_llm(
     client: Any,
     modes: list[str] | dict[str, str] | None = None,
 ) -> pl.DataFrame:
-    """One prediction per run. `client` is a ModelClient (concurrent live calls) or a
-    BatchRunner (OpenAI Batch API): both have `complete(requests)` and `stats`."""
-    modes = modes or []
-    mode_ids = list(modes)
-    candidates = agent_steps(steps)
-    by_run = {k[0]: f for k, f in steps.group_by("run_id")}
-    cand_by_run = {k[0]: f for k, f in candidates.group_by("run_id")}
-    items = []
-    for run in runs.sort("run_id").iter_rows(named=True):
-        cands = cand_by_run.get(run["run_id"], candidates.clear())
-        agents = sorted(set(cands["actor"])) or ["unknown"]
-        req = build_request(
-            attributor, run, by_run.get(run["run_id"], steps.clear()), agents, modes
+    """One prediction per run with the attributor's protocol. `client` is a ModelClient
+    (concurrent live calls) or a BatchRunner (OpenAI Batch API): both have
+    `complete(requests)` and `stats`. Sequential protocols advance all runs in lockstep,
+    one round of concurrent calls at a time."""
+    if attributor.protocol not in PROTOCOLS:
+        raise WhowhenError(
+            f"unknown protocol {attributor.protocol!r}; known: {', '.join(PROTOCOLS)}",
+            field="attribution.llm.protocol",
         )
-        items.append((run["run_id"], req, agents, cands["step"].to_list()))
-    first = client.complete([req for _, req, _, _ in items])
-    outcome: dict[str, tuple[list[ChatResult], Any]] = {}
-    retry: list[int] = []
-    for i, ((run_id, _, agents, cand_steps), res) in enumerate(zip(items, first, strict=True)):
-        outcome[run_id] = ([res], _try_parse(res, agents, cand_steps, mode_ids))
-        if res.ok and isinstance(outcome[run_id][1], ParseError):
-            retry.append(i)
+    from whowhen.attribution.llm_protocols import run_protocol
+
+    preds = run_protocol(runs, steps, attributor, client, modes or [])
+    log.info(
+        "attribution %s (%s, %s): %d predictions, %d parsed, %d calls",
+        attributor.name,
+        attributor.model,
+        attributor.protocol,
+        preds.height,
+        int(preds["parse_ok"].sum()),
+        int(preds["calls"].sum()),
+    )
+    return preds
+
+
+# The conversation engine: protocols are generators that yield questions (Ask) and
+# receive answers; `drive` runs all runs' conversations in lockstep rounds.
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One question to the model and how to read its answer (the parser raises ParseError)."""
+
+    request: ChatRequest
+    parse: Callable[[str], Any]
+    hint: str = REPAIR_HINT
+
+
+@dataclass
+class Answer:
+    results: list[ChatResult]  # the call, and the repair if there was one
+    value: Any  # the parsed answer, or the ParseError
+
+    @property
+    def ok(self) -> bool:
+        return not isinstance(self.value, ParseError)
+
+    @property
+    def call_failed(self) -> bool:
+        return not self.results[-1].ok
+
+
+@dataclass(frozen=True)
+class Verdict:
+    agent: str | None
+    step: int | None
+    mode: str | None
+    reason: str
+    ok: bool
+
+
+Conversation = Generator[Ask, Answer, Verdict]
+
+
+def failed(reason: str) -> Verdict:
+    return Verdict(None, None, None, reason, False)
+
+
+def problem_of(answer: Answer) -> str:
+    return f"call failed: {answer.results[-1].error}" if answer.call_failed else str(answer.value)
+
+
+def ask_all(client: Any, asks: list[Ask]) -> list[Answer]:
+    """One round: every question concurrently, then one repair round for the answers that
+    came back but could not be used."""
+    first = client.complete([q.request for q in asks])
+    answers = [Answer([res], _parse(q, res)) for q, res in zip(asks, first, strict=True)]
+    retry = [i for i, ans in enumerate(answers) if not ans.ok and not ans.call_failed]
     if retry:
         repairs = client.complete(
             [
-                repair_request(items[i][1], first[i].text or "", str(outcome[items[i][0]][1]))
+                repair_request(
+                    asks[i].request, first[i].text or "", str(answers[i].value), asks[i].hint
+                )
                 for i in retry
             ]
         )
         for i, res in zip(retry, repairs, strict=True):
-            run_id, _, agents, cand_steps = items[i]
-            outcome[run_id] = (
-                outcome[run_id][0] + [res],
-                _try_parse(res, agents, cand_steps, mode_ids),
-            )
-    rows = [_row(attributor.name, run_id, *outcome[run_id]) for run_id, *_ in items]
-    ok = sum(r["parse_ok"] for r in rows)
-    log.info(
-        "attribution %s (%s): %d predictions, %d parsed, %d repaired",
-        attributor.name,
-        attributor.model,
-        len(rows),
-        ok,
-        len(retry),
-    )
-    return pl.from_arrow(to_arrow(rows, PREDICTIONS))
+            answers[i] = Answer([first[i], res], _parse(asks[i], res))
+    return answers
 
 
-def _try_parse(res: ChatResult, agents: list[str], steps: list[int], modes: list[str]) -> Any:
+def _parse(ask: Ask, res: ChatResult) -> Any:
     if not res.ok:
         return ParseError(f"call failed: {res.error}")
     try:
-        return parse_answer(res.text or "", agents, steps, modes)
+        return ask.parse(res.text or "")
     except ParseError as exc:
         return exc
 
 
-def _row(name: str, run_id: str, results: list[ChatResult], parsed: Any) -> dict[str, Any]:
-    last = results[-1]
-    ok = not isinstance(parsed, ParseError)
-    agent, step, mode, reason = parsed if ok else (None, None, None, str(parsed))
+def drive(client: Any, conversations: list[Conversation]) -> list[tuple[Verdict, list[ChatResult]]]:
+    """Run the conversations in lockstep: each round sends every waiting question at once."""
+    results: list[list[ChatResult]] = [[] for _ in conversations]
+    verdicts: list[Verdict | None] = [None] * len(conversations)
+    waiting: dict[int, Ask] = {}
+
+    def advance(i: int, answer: Answer | None) -> None:
+        try:
+            conv = conversations[i]
+            waiting[i] = next(conv) if answer is None else conv.send(answer)
+        except StopIteration as stop:
+            waiting.pop(i, None)
+            verdicts[i] = stop.value
+
+    for i in range(len(conversations)):
+        advance(i, None)
+    while waiting:
+        order = sorted(waiting)
+        for i, answer in zip(order, ask_all(client, [waiting[i] for i in order]), strict=True):
+            results[i].extend(answer.results)
+            advance(i, answer)
+    return list(zip(cast(list[Verdict], verdicts), results, strict=True))  # all finished
+
+
+def prediction_row(name: str, run_id: str, v: Verdict, results: list[ChatResult]) -> dict[str, Any]:
+    last = results[-1] if results else None
+    raw = (last.text if last.text is not None else last.error) if last else None
     return {
         "run_id": run_id,
         "attributor": name,
-        "agent": agent,
-        "step": step,
-        "mode": mode,
-        "reason": reason,
-        "raw_output": last.text if last.text is not None else last.error,
-        "parse_ok": ok,
-        "calls": len(results),  # calls this answer took (cache hits included)
+        "agent": v.agent if v.ok else None,
+        "step": v.step if v.ok else None,
+        "mode": v.mode if v.ok else None,
+        "reason": v.reason,
+        "raw_output": raw,
+        "parse_ok": v.ok,
+        "calls": len(results),  # calls this answer took, repairs and cache hits included
         "tokens_in": sum(r.usage.input_tokens for r in results),
         "tokens_out": sum(r.usage.output_tokens for r in results),
         "cost_usd": round(sum(r.cost_usd for r in results), 10),

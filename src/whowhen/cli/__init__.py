@@ -3,6 +3,7 @@
 whowhen import who-and-when DIR -o OUT     import the public benchmark (one or both subsets)
 whowhen import jsonl FILE -o OUT           import your own logs through a field mapping
 whowhen export OUT -o DIR [--format hf]    write a dataset as Who&When JSON (or HF Parquet)
+whowhen export-training OUT -o DIR         SFT and RL (GRPO) JSONL of the train split
 whowhen review export OUT -o SHEET.csv     a stratified sample for human validation
 whowhen review import SHEET.csv [...]      agreement figures from filled sheets
 whowhen attribute OUT --attributor NAME    predict (agent, step) for every trajectory
@@ -68,6 +69,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=commands.export_cmd)
 
+    p = sub.add_parser(
+        "export-training",
+        help="write the train split as SFT and RL (GRPO) JSONL for fine-tuning an attributor",
+    )
+    p.add_argument("data", metavar="DATASET", help="dataset folder (runs/steps/labels.parquet)")
+    p.add_argument("-o", "--out", required=True, metavar="DIR")
+    p.add_argument(
+        "--sigma",
+        type=float,
+        default=1.0,
+        help="width in steps of the reward's Gaussian step kernel (default 1.0)",
+    )
+    p.add_argument(
+        "--agent-weight",
+        type=float,
+        default=0.5,
+        help="weight of the agent term in the reward; the step term gets the rest (default 0.5)",
+    )
+    p.add_argument(
+        "--include-dev", action="store_true", help="also write the dev split (never test)"
+    )
+    p.add_argument(
+        "--taxonomy",
+        default="config/taxonomy.yaml",
+        metavar="YAML",
+        help="failure modes named in the prompt, as the attribution stage does "
+        "(default config/taxonomy.yaml; 'none': no modes, as `whowhen attribute` sends)",
+    )
+    p.add_argument("--max-step-chars", type=int, default=2000, help="as the attributor's")
+    p.set_defaults(func=commands.export_training_cmd)
+
     review = sub.add_parser("review", help="human validation of labels").add_subparsers(
         dest="review_command", required=True
     )
@@ -105,6 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--with-gold-answer",
         action="store_true",
         help="show the task's correct answer to the attributor",
+    )
+    llm.add_argument(
+        "--with-media",
+        action="store_true",
+        help="attach the steps' images and frames (image and video trajectories)",
     )
     llm.add_argument("--name", help="attributor name in the outputs (default: PROTOCOL__MODEL)")
     llm.add_argument(

@@ -94,6 +94,31 @@ def export_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
+def export_training_cmd(args: argparse.Namespace) -> int:
+    from whowhen.attribution.llm import LLMAttributor
+    from whowhen.datasets.training import export_training, taxonomy_modes
+
+    modes: list[str] = []
+    definitions: dict[str, str] = {}
+    if args.taxonomy != "none":
+        modes, definitions = taxonomy_modes(args.taxonomy)
+    manifest = export_training(
+        args.data,
+        args.out,
+        sigma=args.sigma,
+        agent_weight=args.agent_weight,
+        include_dev=args.include_dev,
+        modes=modes,
+        attributor=LLMAttributor("all_at_once", "", max_step_chars=args.max_step_chars),
+        definitions=definitions,
+    )
+    counts = ", ".join(f"{n} {split}" for split, n in manifest["counts"].items())
+    print(f"wrote {counts} items ({', '.join(manifest['files'])}) to {args.out}")
+    for item in manifest["skipped"]:
+        print(f"skipped {item['run_id']}: {item['reason']}", file=sys.stderr)
+    return 0
+
+
 def review_export_cmd(args: argparse.Namespace) -> int:
     from whowhen.datasets.review import export_sheet
 
@@ -162,7 +187,9 @@ def _attribute_llm(
         "batch_poll_s": args.batch_poll,
     }
     client = make_runner(args.model, llm, registry)
-    attributor = LLMAttributor(name, args.model, args.attributor, args.with_gold_answer)
+    attributor = LLMAttributor(
+        name, args.model, args.attributor, args.with_gold_answer, with_media=args.with_media
+    )
     predictions = attribute_llm(tables["runs"], tables["steps"], attributor, client)
     stats = client.stats
     print(

@@ -1,5 +1,6 @@
 """Scripted stand-ins for a model, used by the test server: deterministic answers for each
-LLM role (attributor, agent, error generator), computed from the request alone."""
+LLM role (attributor in every protocol, agent, error generator), computed from the request
+alone."""
 
 from __future__ import annotations
 
@@ -28,6 +29,70 @@ def attribution_responder(prompt: str, schema: dict[str, Any] | None) -> str:
             )
     return json.dumps(
         {"agent": (agents or ["unknown"])[0], "step": 0, "mode": None, "reason": "no step found"}
+    )
+
+
+_BLOCK = re.compile(r"^\[(\d+)\] ([^\s(:]+) \((\w+)\): ", re.M)
+_CUT = re.compile(r" \[\.\.\. \d+ characters cut\]")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_JUDGE = re.compile(r"Is step \[(\d+)\] \(")
+_QUESTION = re.compile(r"\nQuestion: (?:Is step \[|The decisive error is in steps)")
+_HALF = re.compile(
+    r"first half \(steps \[(\d+)\] to \[(\d+)\]\) or in the second half \(steps \[(\d+)\]"
+)
+
+
+def suspect_steps(prompt: str) -> list[int]:
+    """Agent steps that write a number seen in no earlier step of the trajectory shown: a
+    value the agent made up (a miscalculation, a misread or distorted value). The stand-in
+    model's notion of an error, the same for every protocol, so step_by_step and
+    binary_search agree on it."""
+    text = prompt.split("Trajectory:", 1)[-1]
+    asked = list(_QUESTION.finditer(text))  # the protocol's question (a task may hold one too)
+    text = text[: asked[-1].start()] if asked else text
+    blocks = list(_BLOCK.finditer(text))
+    seen: set[str] = set()
+    out = []
+    for k, m in enumerate(blocks):
+        end = blocks[k + 1].start() if k + 1 < len(blocks) else len(text)
+        numbers = set(_NUMBER.findall(_CUT.sub("", text[m.end() : end])))
+        agent = m.group(3) != "observation" and m.group(2) not in ("user", "system")
+        if agent and numbers - seen:
+            out.append(int(m.group(1)))
+        seen |= numbers
+    return out
+
+
+def _first_mode(schema: dict[str, Any] | None) -> str | None:
+    props = (schema or {}).get("properties", {})
+    return next((m for m in props.get("mode", {}).get("enum") or [] if m), None)
+
+
+def judge_responder(prompt: str, schema: dict[str, Any] | None) -> str:
+    """step_by_step: the step in question is decisive when it is a suspect step."""
+    step = int(_JUDGE.findall(prompt)[-1])
+    decisive = step in suspect_steps(prompt)
+    return json.dumps(
+        {
+            "decisive": decisive,
+            "mode": _first_mode(schema) if decisive else None,
+            "reason": f"step {step} {'introduces' if decisive else 'adds no'} new value",
+        }
+    )
+
+
+def half_responder(prompt: str, schema: dict[str, Any] | None) -> str:
+    """binary_search: the first half when the first suspect step lies in it (or before it),
+    else the second half (no suspect: the error is the last step, which gave the answer)."""
+    first_end = int(_HALF.findall(prompt)[-1][1])
+    suspects = suspect_steps(prompt)
+    half = "first" if suspects and suspects[0] <= first_end else "second"
+    return json.dumps(
+        {
+            "half": half,
+            "mode": _first_mode(schema),
+            "reason": f"first suspect step: {suspects[0] if suspects else None}",
+        }
     )
 
 
@@ -96,10 +161,14 @@ def generator_responder(prompt: str, schema: dict[str, Any] | None) -> str:
 
 
 def default_responder(prompt: str, schema: dict[str, Any] | None) -> str:
-    """Route by what the request asks for: an agent turn, an injected error, or an
-    attribution answer."""
+    """Route by what the request asks for: an agent turn, an injected error, a step
+    judgment (step_by_step, hybrid), a half (binary_search), or an attribution answer."""
     if "Call one tool per turn" in prompt:
         return agent_responder(prompt, schema)
     if "Mistake to make:" in prompt:
         return generator_responder(prompt, schema)
+    if _JUDGE.search(prompt):
+        return judge_responder(prompt, schema)
+    if _HALF.search(prompt):
+        return half_responder(prompt, schema)
     return attribution_responder(prompt, schema)

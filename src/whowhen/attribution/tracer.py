@@ -1,0 +1,206 @@
+"""tracer-lite: a trained attributor that runs on a CPU in seconds.
+
+A linear score per agent step over `tracer_features` (dense signals plus hashed tokens),
+trained on the *train* split only with the gold step as the positive. The objective is a
+logistic regression over each run's candidates (`listwise`: a softmax across the run's
+agent steps, i.e. multinomial logistic regression whose classes are the steps; the
+`pointwise` variant is a plain binary logistic regression on every step, positives
+up-weighted). The prediction is the argmax step and its actor.
+
+Pure numpy: the design matrix is kept as (row, column, value) triplets and products are
+`np.bincount`s, so no sparse-matrix library is needed. Full-batch Adam for a fixed number
+of iterations from a seeded initialisation: the same data give the same model, byte for
+byte. The model is a small dataclass that round-trips through JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from whowhen.attribution.baselines import prediction_row
+from whowhen.attribution.tracer_features import DENSE, Features, build
+from whowhen.errors import WhowhenError
+from whowhen.io import atomic_path
+from whowhen.schema import PREDICTIONS, to_arrow
+
+log = logging.getLogger(__name__)
+
+NAME = "tracer_lite"
+
+
+@dataclass(frozen=True)
+class TracerConfig:
+    dim: int = 2048  # hashed-token buckets
+    objective: str = "listwise"  # listwise (softmax over a run's steps) | pointwise
+    iterations: int = 300
+    learning_rate: float = 0.05
+    l2: float = 1e-3
+    seed: int = 0
+
+
+@dataclass
+class TracerModel:
+    """Weights over DENSE + `dim` hashed buckets, the config and what it was trained on."""
+
+    config: TracerConfig
+    weights: list[float]
+    bias: float = 0.0
+    dense: list[str] = field(default_factory=lambda: list(DENSE))
+    n_train_runs: int = 0
+    name: str = NAME
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> TracerModel:
+        data = json.loads(text)
+        data["config"] = TracerConfig(**data["config"])
+        model = cls(**data)
+        if model.dense != list(DENSE) or len(model.weights) != len(DENSE) + model.config.dim:
+            raise WhowhenError("tracer model was saved with other features; refit it")
+        return model
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        with atomic_path(path) as tmp:
+            Path(tmp).write_text(self.to_json())
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> TracerModel:
+        return cls.from_json(Path(path).read_text())
+
+
+def fit(
+    runs: pl.DataFrame,
+    steps: pl.DataFrame,
+    labels: pl.DataFrame,
+    config: TracerConfig | None = None,
+) -> TracerModel:
+    """Train on the runs whose label is in the train split (nothing else is read from
+    `labels`); a run whose gold step is not one of its agent steps is left out."""
+    config = config or TracerConfig()
+    train = labels.filter(pl.col("split") == "train").select("run_id", "decisive_step")
+    gold = dict(zip(train["run_id"], train["decisive_step"], strict=True))
+    feats = build(runs.filter(pl.col("run_id").is_in(list(gold))), steps, config.dim)
+    target = np.zeros(feats.n_rows)
+    keep = []
+    for k, run_id in enumerate(feats.run_ids):
+        lo, hi = feats.offsets[k], feats.offsets[k + 1]
+        hit = np.flatnonzero(feats.steps[lo:hi] == gold[run_id])
+        if hit.size:
+            target[lo + hit[0]] = 1.0
+            keep.append(k)
+    if not keep:
+        raise WhowhenError("tracer-lite: no train-split run to fit on", field="labels.split")
+    weights, bias = _train(feats, target, np.asarray(keep), config)
+    log.info("%s: fitted on %d train runs (%d left out)", NAME, len(keep), len(gold) - len(keep))
+    return TracerModel(config, [float(w) for w in weights], float(bias), n_train_runs=len(keep))
+
+
+def scores(model: TracerModel, feats: Features) -> np.ndarray:
+    w = np.asarray(model.weights)
+    return np.bincount(feats.rows, feats.vals * w[feats.cols], feats.n_rows) + model.bias
+
+
+def predict(model: TracerModel, runs: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+    """One PREDICTIONS row per run: the highest-scoring agent step and its actor (a run
+    without agent steps gets none)."""
+    started = time.perf_counter()
+    feats = build(runs, steps, model.config.dim)
+    s = scores(model, feats)
+    rows = []
+    for k, run_id in enumerate(feats.run_ids):
+        lo, hi = feats.offsets[k], feats.offsets[k + 1]
+        row: dict[str, Any] = prediction_row(run_id, model.name, reason="no agent step")
+        if hi > lo:
+            best = lo + int(np.argmax(s[lo:hi]))  # ties: the earliest step
+            top = {int(feats.steps[i]): round(float(s[i]), 4) for i in range(lo, hi)}
+            row.update(
+                agent=feats.actors[best],
+                step=int(feats.steps[best]),
+                reason=f"highest score {s[best]:.3f} of {hi - lo} agent steps",
+                raw_output=json.dumps({"scores": top}),
+                parse_ok=True,
+            )
+        rows.append(row)
+    elapsed = time.perf_counter() - started  # logged only: outputs stay byte-identical
+    log.info("%s: %d predictions in %.2f s", model.name, len(rows), elapsed)
+    return pl.from_arrow(to_arrow(rows, PREDICTIONS))
+
+
+def _train(
+    feats: Features, target: np.ndarray, keep: np.ndarray, config: TracerConfig
+) -> tuple[np.ndarray, float]:
+    """Full-batch Adam on the mean log-loss plus L2, over the kept runs' rows only."""
+    mask = np.zeros(feats.n_rows, dtype=bool)
+    for k in keep:
+        mask[feats.offsets[k] : feats.offsets[k + 1]] = True
+    sel = mask[feats.rows]
+    rows, cols, vals = feats.rows[sel], feats.cols[sel], feats.vals[sel]
+    # renumber the kept rows 0..m-1 so every product is over the training rows only
+    new_index = np.cumsum(mask) - 1
+    rows = new_index[rows]
+    y = target[mask]
+    m = int(mask.sum())
+    sizes = np.diff(feats.offsets)[keep]
+    segment = np.repeat(np.arange(len(keep)), sizes)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    rng = np.random.default_rng(config.seed)
+    w = rng.normal(0.0, 0.01, feats.n_cols)
+    b = 0.0
+    pos_weight = (m - y.sum()) / max(1.0, y.sum())
+    state = [np.zeros(feats.n_cols + 1), np.zeros(feats.n_cols + 1)]
+    for it in range(1, config.iterations + 1):
+        z = np.bincount(rows, vals * w[cols], m) + b
+        if config.objective == "listwise":
+            z = z - np.maximum.reduceat(z, starts)[segment]
+            e = np.exp(z)
+            g = e / np.add.reduceat(e, starts)[segment] - y  # softmax minus one-hot
+            g = g / len(keep)
+        elif config.objective == "pointwise":
+            p = 1.0 / (1.0 + np.exp(-z))
+            g = (p - y) * np.where(y > 0, pos_weight, 1.0) / m
+        else:
+            raise WhowhenError(f"unknown tracer objective {config.objective!r}")
+        grad_w = np.bincount(cols, vals * g[rows], feats.n_cols) + config.l2 * w
+        grad = np.append(grad_w, g.sum() if config.objective == "pointwise" else 0.0)
+        w, b = _adam(w, b, grad, state, it, config.learning_rate)
+    return w, b
+
+
+def _adam(
+    w: np.ndarray, b: float, grad: np.ndarray, state: list[np.ndarray], it: int, lr: float
+) -> tuple[np.ndarray, float]:
+    m, v = state
+    m *= 0.9
+    m += 0.1 * grad
+    v *= 0.999
+    v += 0.001 * grad * grad
+    step = lr * (m / (1 - 0.9**it)) / (np.sqrt(v / (1 - 0.999**it)) + 1e-8)
+    return w - step[:-1], b - float(step[-1])
+
+
+def fit_stage(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> None:
+    """Snakemake edge: fit tracer-lite on the built dataset's train split and save it, so
+    every dataset (imports too) is predicted by the same model."""
+    from whowhen.schema import LABELS, RUNS, STEPS, read_table
+
+    started = time.perf_counter()
+    model = fit(
+        read_table(inputs["runs"], RUNS),
+        read_table(inputs["steps"], STEPS),
+        read_table(inputs["labels"], LABELS),
+        TracerConfig(**(params.get("tracer") or {})),
+    )
+    model.save(outputs["model"])
+    log.info("%s: fitted in %.1f s", NAME, time.perf_counter() - started)

@@ -1,0 +1,314 @@
+"""The error-signal heuristic on hand-built runs, and tracer-lite: it learns a planted
+signal, is deterministic, reads only the train split, and runs on imported trajectories."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from whowhen.attribution.baselines import agent_steps
+from whowhen.attribution.heuristics import error_signal, error_signal_detail, signals
+from whowhen.attribution.tracer import TracerConfig, TracerModel, fit, predict
+from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, to_arrow
+
+from .conftest import SHARED
+
+SAMPLE = SHARED / "data" / "who_and_when_sample"
+needs_sample = pytest.mark.skipif(not SAMPLE.exists(), reason="../shared Who&When sample absent")
+
+
+def _steps(run_id: str, rows: list[tuple[Any, ...]]) -> pl.DataFrame:
+    """(actor, kind, content[, tool, tool_args]) rows -> a valid steps table, step 0 the task."""
+    out = []
+    for i, (actor, kind, content, *rest) in enumerate(rows):
+        tool, args = [*rest, None, None][:2]
+        out.append(
+            {
+                "run_id": run_id,
+                "step": i,
+                "actor": actor,
+                "role": None,
+                "kind": kind,
+                "content": content,
+                "tool": tool,
+                "tool_args": json.dumps(args, sort_keys=True) if args is not None else None,
+                "media": [],
+            }
+        )
+    return pl.from_arrow(to_arrow(out, STEPS))
+
+
+def _pick(steps: pl.DataFrame) -> tuple[str, int] | None:
+    return error_signal(agent_steps(steps), steps)
+
+
+# ---- the error-signal heuristic -------------------------------------------------------
+
+
+def test_error_observation_blames_the_step_that_caused_it() -> None:
+    steps = _steps(
+        "r",
+        [
+            ("user", "message", "Who founded Fjordline?"),
+            ("assistant", "action", "I will search for Fjordline.", "search", {"query": "x"}),
+            ("search", "observation", "Results: Fjordline"),
+            ("assistant", "action", "I will read Fjordlne.", "read", {"title": "Fjordlne"}),
+            ("read", "observation", "Error: no document titled 'Fjordlne'"),
+            ("assistant", "action", "The answer is unknown.", "final_answer", {"answer": "?"}),
+        ],
+    )
+    assert _pick(steps) == ("assistant", 3)
+    assert error_signal_detail(agent_steps(steps), steps)[2].startswith("error_observation")
+
+
+def test_stated_value_passed_differently_is_a_contradiction() -> None:
+    steps = _steps(
+        "r",
+        [
+            ("user", "message", "Add 12 and 30, then subtract 5."),
+            ("solver", "action", "Next, add 12 and 30.", "calculator", {"expression": "12 + 30"}),
+            ("calculator", "observation", "42"),
+            # states 42 - 5, passes 24 - 5: the contradiction is here, not at the answer
+            ("solver", "action", "Next, 42 - 5.", "calculator", {"expression": "24 - 5"}),
+            ("calculator", "observation", "19"),
+            ("solver", "message", "Proposed answer: 19."),
+            ("verifier", "action", "Final answer: 19.", "final_answer", {"answer": "19"}),
+        ],
+    )
+    assert _pick(steps) == ("solver", 3)
+    assert [s.kind for s in signals(steps)] == ["ungrounded_value"]
+
+
+def test_rejection_blames_the_step_that_stated_the_disputed_value() -> None:
+    steps = _steps(
+        "r",
+        [
+            ("user", "message", "How much higher is Nice than Bonn?"),
+            ("reader", "action", "I will read the chart.", "read_chart", {}),
+            ("read_chart", "observation", "Bonn 40, Nice 78."),
+            ("reader", "message", "To orchestrator: Bonn 40, Nice 78."),
+            ("orchestrator", "message", "To analyst: Bonn 40, Nice 78. Please answer."),
+            ("analyst", "message", "To orchestrator: Nice 87 minus Bonn 40 is 47."),
+            ("orchestrator", "message", "To verifier: please check the answer 47."),
+            ("verifier", "message", "Check failed: the reader reports Nice at 78, not 87."),
+        ],
+    )
+    # the analyst's 87 is unsupported (the first signal) and the rejection disputes it
+    assert _pick(steps) == ("analyst", 5)
+    kinds = {s.kind: s.blamed for s in signals(steps)}
+    assert kinds["rejection"] == 5
+
+
+def test_failed_tests_blame_the_step_whose_observation_shows_them() -> None:
+    steps = _steps(
+        "r",
+        [
+            ("user", "message", "Implement add."),
+            ("coder", "action", "I save a draft.", "write_code", {"code": "def add(a, b): ..."}),
+            ("write_code", "observation", "Draft saved."),
+            ("coder", "message", "To tester: please run the examples."),
+            ("tester", "action", "I run the examples.", "run_tests", {}),
+            (
+                "run_tests",
+                "observation",
+                "FAIL  add(2, 3): expected 5, got 6\n0/1 examples passed.",
+            ),
+            ("tester", "message", "To reviewer: the draft passes."),
+            ("reviewer", "action", "Approved.", "final_answer", {"answer": "def add"}),
+        ],
+    )
+    assert _pick(steps) == ("tester", 4)  # the step whose observation shows the failure
+
+
+def test_no_signal_falls_back_to_the_last_agent_step_and_no_agent_gives_none() -> None:
+    steps = _steps(
+        "r",
+        [
+            ("user", "message", "Question?"),
+            ("a", "message", "I think it is Ghent."),
+            ("b", "message", "Agreed: Ghent."),
+            ("system", "message", "Conversation ended."),
+        ],
+    )
+    assert _pick(steps) == ("b", 2)
+    only_task = _steps("q", [("user", "message", "Question?")])
+    assert _pick(only_task) is None
+
+
+# ---- tracer-lite ----------------------------------------------------------------------
+
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "theta",
+    "kappa",
+    "lambda",
+    "sigma",
+    "omega",
+]
+
+
+def _synthetic(n_runs: int, seed: int = 0) -> dict[str, pl.DataFrame]:
+    """Runs of 6 agent steps of random words; the gold step (at a random position, by a
+    random agent) alone says "zorblax". Half the runs train, a quarter dev, a quarter test."""
+    rng = random.Random(seed)
+    runs, steps, labels = [], [], []
+    for k in range(n_runs):
+        run_id = f"run{k:03d}"
+        gold = rng.randrange(1, 7)
+        rows = [("user", "message", "Solve the task.")]
+        for i in range(1, 7):
+            words = rng.sample(WORDS, 4) + (["zorblax"] if i == gold else [])
+            rng.shuffle(words)
+            rows.append((rng.choice(["planner", "solver"]), "message", " ".join(words)))
+        steps.append(_steps(run_id, rows))
+        runs.append(
+            {
+                "run_id": run_id,
+                "benchmark": "synthetic",
+                "task_id": f"t{k}",
+                "modality": "text",
+                "system": "duo",
+                "topology": "multi",
+                "policy": "scripted",
+                "seed": 0,
+                "origin": "imported",
+                "success": False,
+                "n_steps": 7,
+            }
+        )
+        split = "train" if k % 4 < 2 else ("dev" if k % 4 == 2 else "test")
+        labels.append(
+            {
+                "run_id": run_id,
+                "decisive_agent": rows[gold][0],
+                "decisive_step": gold,
+                "source": "imported",
+                "split": split,
+            }
+        )
+    return {
+        "runs": pl.from_arrow(to_arrow(runs, RUNS)),
+        "steps": pl.concat(steps),
+        "labels": pl.from_arrow(to_arrow(labels, LABELS)),
+    }
+
+
+def _accuracy(preds: pl.DataFrame, labels: pl.DataFrame, split: str) -> tuple[float, float]:
+    scored = preds.join(labels.filter(pl.col("split") == split), on="run_id")
+    step = (scored["step"] == scored["decisive_step"]).mean()
+    agent = (scored["agent"] == scored["decisive_agent"]).mean()
+    return float(step), float(agent)
+
+
+@pytest.fixture(scope="module")
+def synthetic() -> dict[str, pl.DataFrame]:
+    return _synthetic(160)
+
+
+def test_tracer_learns_a_planted_signal(synthetic: dict[str, pl.DataFrame]) -> None:
+    model = fit(synthetic["runs"], synthetic["steps"], synthetic["labels"])
+    assert model.n_train_runs == 80
+    preds = predict(model, synthetic["runs"], synthetic["steps"])
+    to_arrow(preds, PREDICTIONS)
+    assert preds.height == 160 and preds["parse_ok"].all()
+    step_acc, agent_acc = _accuracy(preds, synthetic["labels"], "test")
+    assert step_acc >= 0.95  # random is 1/6
+    assert agent_acc >= 0.95
+    # without the marker the same model is no better than chance on the test runs
+    blind = synthetic["steps"].with_columns(pl.col("content").str.replace("zorblax", "alpha"))
+    assert _accuracy(predict(model, synthetic["runs"], blind), synthetic["labels"], "test")[0] < 0.5
+
+
+def test_tracer_is_deterministic_and_round_trips(synthetic: dict[str, pl.DataFrame]) -> None:
+    a = fit(synthetic["runs"], synthetic["steps"], synthetic["labels"])
+    b = fit(synthetic["runs"], synthetic["steps"], synthetic["labels"])
+    assert a.to_json() == b.to_json()
+    again = TracerModel.from_json(a.to_json())
+    assert again.to_json() == a.to_json()
+    first = predict(a, synthetic["runs"], synthetic["steps"]).drop("latency_s")
+    assert first.equals(predict(again, synthetic["runs"], synthetic["steps"]).drop("latency_s"))
+    other_seed = fit(
+        synthetic["runs"], synthetic["steps"], synthetic["labels"], TracerConfig(seed=1)
+    )
+    assert other_seed.to_json() != a.to_json()  # the seed is what fixes the init
+
+
+def test_tracer_reads_only_the_train_split(synthetic: dict[str, pl.DataFrame]) -> None:
+    labels = synthetic["labels"]
+    model = fit(synthetic["runs"], synthetic["steps"], labels)
+    scrambled = labels.with_columns(
+        pl.when(pl.col("split") != "train")
+        .then((pl.col("decisive_step") % 6) + 1)
+        .otherwise(pl.col("decisive_step"))
+        .alias("decisive_step"),
+        pl.when(pl.col("split") != "train")
+        .then(pl.lit("nobody"))
+        .otherwise(pl.col("decisive_agent"))
+        .alias("decisive_agent"),
+    )
+    assert not scrambled.equals(labels)
+    same = fit(synthetic["runs"], synthetic["steps"], scrambled)
+    assert same.to_json() == model.to_json()
+    # and the train labels do matter
+    moved = labels.with_columns(
+        pl.when(pl.col("split") == "train")
+        .then((pl.col("decisive_step") % 6) + 1)
+        .otherwise(pl.col("decisive_step"))
+        .alias("decisive_step")
+    )
+    assert fit(synthetic["runs"], synthetic["steps"], moved).to_json() != model.to_json()
+
+
+def test_fit_stage_saves_a_model_that_predicts_the_same(
+    synthetic: dict[str, pl.DataFrame], tmp_path: Path
+) -> None:
+    from whowhen.attribution.tracer import fit_stage
+    from whowhen.schema import LABELS, RUNS, STEPS, write_table
+
+    inputs = {
+        name: str(write_table(synthetic[name], spec, tmp_path / f"{name}.parquet"))
+        for name, spec in (("runs", RUNS), ("steps", STEPS), ("labels", LABELS))
+    }
+    out = tmp_path / "models" / "tracer_lite.json"
+    fit_stage({}, inputs, {"model": str(out)}, {})
+    saved = TracerModel.load(out)
+    direct = fit(synthetic["runs"], synthetic["steps"], synthetic["labels"])
+    assert saved.to_json() == direct.to_json()
+
+
+def test_tracer_needs_a_train_split(synthetic: dict[str, pl.DataFrame]) -> None:
+    from whowhen.errors import WhowhenError
+
+    no_train = synthetic["labels"].with_columns(pl.lit("test").alias("split"))
+    with pytest.raises(WhowhenError, match="no train-split run"):
+        fit(synthetic["runs"], synthetic["steps"], no_train)
+
+
+@needs_sample
+def test_heuristic_and_tracer_run_on_imported_who_and_when(
+    synthetic: dict[str, pl.DataFrame],
+) -> None:
+    from whowhen.datasets import import_who_and_when
+
+    data = import_who_and_when(SAMPLE).tables()
+    runs, steps = data["runs"], data["steps"]
+    model = fit(synthetic["runs"], synthetic["steps"], synthetic["labels"])
+    preds = predict(model, runs, steps)
+    assert preds.height == runs.height and preds["parse_ok"].all()
+    candidates = agent_steps(steps)
+    valid = set(zip(candidates["run_id"], candidates["actor"], candidates["step"], strict=True))
+    for row in preds.iter_rows(named=True):
+        assert (row["run_id"], row["agent"], row["step"]) in valid
+        run_steps = steps.filter(pl.col("run_id") == row["run_id"])
+        picked = error_signal(agent_steps(run_steps), run_steps)
+        assert picked is not None and (row["run_id"], *picked) in valid

@@ -1,0 +1,5 @@
+"""Snakemake script: fit tracer-lite on the built train split (logic in the package)."""
+
+from whowhen.workflow import run_stage
+
+run_stage(snakemake, "tracer_fit")
