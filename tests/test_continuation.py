@@ -102,3 +102,33 @@ def test_drifting_environment_makes_injections_invalid(monkeypatch) -> None:
     assert (inside["first_mismatch_step"] == 2).all()
     assert inside["reason"].str.starts_with("prefix drift").all()
     assert res["labels"].join(inside, on="run_id").height == 0
+
+
+def test_injections_after_a_recovered_slip_are_flagged() -> None:
+    """A successful parent may hold a natural slip its system recovered from; an injection
+    after it is kept but flagged (earlier_error_step, and the label's reason says so)."""
+    from whowhen.injection import plan_injections
+    from whowhen.rollouts import run_rollouts
+    from whowhen.taxonomy import load_taxonomy
+
+    from .conftest import ROOT
+
+    runs, steps, slips = run_rollouts("arithmetic", "solver_verifier", {"n_tasks": 40}, 2, 0.1, 80)
+    plan = plan_injections(runs, steps, load_taxonomy(ROOT / "config/taxonomy.yaml"), 3, 3)
+    out = continue_injections(plan, runs, steps, {"n_tasks": 40}, 2, 80, slips=slips)
+    cont = out["continuations"].join(
+        plan.select("injection_id", pl.col("step").alias("t")), on="injection_id"
+    )
+    first = slips.group_by("run_id").agg(pl.col("step").min().alias("first_slip"))
+    joined = cont.join(first, left_on="parent_run_id", right_on="run_id", how="left")
+    expected = joined["first_slip"].is_not_null() & (joined["first_slip"] < joined["t"])
+    assert expected.sum() > 0
+    assert (joined["earlier_error_step"].is_not_null() == expected).all()
+    flagged = set(joined.filter(expected)["run_id"])
+    labels = out["labels"]
+    assert (
+        labels.filter(pl.col("run_id").is_in(flagged))["reason"]
+        .str.contains("recovered error at step")
+        .all()
+    )
+    assert labels.filter(~pl.col("run_id").is_in(flagged))["reason"].is_null().all()

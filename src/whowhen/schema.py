@@ -255,6 +255,7 @@ CONTINUATIONS = TableSpec(
             ("rerollout_prefix_exact", _BOOL),
             ("rerollout_status", _STR),
             ("rerollout_label_wrong", _BOOL),
+            ("earlier_error_step", _INT),
         ]
     ),
     required=("run_id", "injection_id", "status", "prefix_exact"),

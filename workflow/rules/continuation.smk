@@ -8,6 +8,7 @@ rule continuation:
         injections=rules.injection.output.injections,
         runs=rules.rollouts.output.runs,
         steps=rules.rollouts.output.steps,
+        slips=rules.rollouts.output.slips,
     output:
         **{t: PART.replace("{table}", t) for t in ("runs", "steps", "continuations", "labels")},
     params:

@@ -76,7 +76,7 @@ def classify(wrong: Action, right: Action, history: Sequence[Step]) -> str | Non
     if wrong.tool is None:
         return _message(wrong, right, history)
     if "def " in _args(wrong) or wrong.tool == "write_code":
-        return "reasoning.logic_bug"
+        return _code(wrong, right)
     if wrong.content == right.content and wrong.tool not in ("final_answer",):
         return "action.wrong_tool_argument"
     if wrong.tool in COMPUTE:
@@ -102,9 +102,28 @@ def _other_tool(wrong: Action, right: Action) -> str | None:
     return None
 
 
+def _code(wrong: Action, right: Action) -> str:
+    """A copying slip (a line left out, digits swapped, a mistyped name) is an action
+    error; a change of logic (a flipped test, an off-by-one) a reasoning one."""
+    w, r = _args(wrong), _args(right)
+    w_lines, r_lines = w.split("\\n"), r.split("\\n")
+    if len(w_lines) != len(r_lines):
+        return "action.wrong_tool_argument"
+    names = set(re.findall(r"[A-Za-z_]\w*", w)) - set(re.findall(r"[A-Za-z_]\w*", r))
+    changed = [(a, b) for a, b in zip(_numbers(w), _numbers(r), strict=False) if a != b]
+    if names or any(sorted(a) == sorted(b) for a, b in changed):
+        return "action.wrong_tool_argument"
+    return "reasoning.logic_bug"
+
+
 def _computation(wrong: Action, right: Action, history: Sequence[Step]) -> str:
     w, r = _args(wrong), _args(right)
-    if _operators(w) != _operators(r):
+    task = _numbers(history[0].content) if history else []
+    w_ops, r_ops = _operators(w), _operators(r)
+    operand_w, operand_r = _numbers(w)[-1:], _numbers(r)[-1:]
+    if w_ops != r_ops and operand_w != operand_r and operand_w and operand_w[0] in task:
+        return "planning.wrong_subgoal"  # another step of the task, done out of turn
+    if w_ops != r_ops:
         return "reasoning.wrong_operator"
     if _numbers(w) != _numbers(r) and sorted(_numbers(w)) == sorted(_numbers(r)):
         return "reasoning.wrong_operator"  # the same operands the other way round: b - a
@@ -122,22 +141,22 @@ def _answer(wrong: Action, right: Action, history: Sequence[Step]) -> str | None
     r = str((right.tool_args or {}).get("answer", ""))
     if wrong.content == right.content:
         return "action.wrong_tool_argument"
-    seen = _observed(history, PERCEPTION_TOOLS)
+    observed = _observed(history)
+    perceived = _observed(history, PERCEPTION_TOOLS)
     w_num, r_num = _numbers(w), _numbers(r)
     if w_num and r_num:
-        diff = abs(float(w_num[-1]) - float(r_num[-1]))
-        if "detect_objects" in {s.actor for s in history} and diff == 1:
+        wn, rn = w_num[-1], r_num[-1]
+        if "detect_objects" in {s.actor for s in history} and abs(float(wn) - float(rn)) == 1:
             return "reasoning.miscount"
-        if seen:
-            return (
-                "perception.misidentified_object"
-                if w_num[-1] in _numbers(wrong.content) and w_num[-1] in _numbers(seen)
-                else "perception.misread_value"
-            )
+        shown = _numbers(observed)
+        if wn in shown and (perceived or wn in _numbers(wrong.content)):
+            return "perception.misidentified_object"  # a value that belongs to something else
+        if rn in shown or perceived:
+            return "perception.misread_value"  # the right value was there, carried wrongly
         return "reasoning.wrong_operand"
-    if seen and w.lower() in seen.lower():
+    if w and w.lower() in observed.lower():
         return "perception.misidentified_object"
-    return "perception.misread_value" if seen else None
+    return "perception.misread_value" if perceived else None
 
 
 _IMPERATIVE = re.compile(

@@ -5,6 +5,10 @@ SELECT benchmark, system, mode,
        count(*) FILTER (WHERE status = 'flipped')        AS flipped,
        count(*) FILTER (WHERE status = 'recovered')      AS recovered,
        count(*) FILTER (WHERE status = 'invalid')        AS invalid,
+       -- flipped, but the parent already held a recovered (natural) error before the
+       -- injected step: the label names the injected step, the earliest error is earlier
+       count(*) FILTER (WHERE status = 'flipped' AND earlier_error_step IS NOT NULL)
+                                                         AS flipped_after_recovery,
        avg(prefix_exact::INT)                            AS prefix_exact_rate
 FROM continuations
 GROUP BY ALL
