@@ -57,6 +57,10 @@ def random_expected(labels: pl.DataFrame, runs: pl.DataFrame, steps: pl.DataFram
 
 
 def funnel(continuations: pl.DataFrame) -> pl.DataFrame:
+    if "earlier_error_step" not in continuations.columns:  # tables from before the flag
+        continuations = continuations.with_columns(
+            pl.lit(None, dtype=pl.Int64).alias("earlier_error_step")
+        )
     return run_sql("funnel", {"continuations": continuations})
 
 
