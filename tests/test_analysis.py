@@ -175,3 +175,22 @@ def test_figure_with_perfect_accuracy(tmp_path) -> None:
     acc = accuracy(LABELS, _preds("p", ["x", "x", "y", "y"], [1, 10, 3, 5]), RUNS, 0)
     assert _row(acc)["step_acc"] == 1.0
     assert accuracy_figure(acc, tmp_path / "f.png").exists()
+
+
+def test_learned_section_keeps_totals_and_imports() -> None:
+    from whowhen.analysis.report import learned_html
+
+    acc = pl.DataFrame(
+        {
+            "attributor": ["tracer_lite"] * 3 + ["random"],
+            "dataset": ["all", "arithmetic", "who_and_when/Hand-Crafted", "all"],
+            "split": ["test"] * 4,
+            "n": [10, 6, 4, 10],
+            "agent_acc": [0.9, 1.0, 0.75, 0.5],
+            "step_acc": [0.7, 0.8, 0.5, 0.2],
+            "step_acc_pm1": [0.8, 0.9, 0.5, 0.3],
+        }
+    )
+    html = "\n".join(learned_html(acc, ["arithmetic"]))
+    assert "who_and_when/Hand-Crafted" in html and "<td>arithmetic</td>" not in html
+    assert "random" not in html.split("<table>")[1]

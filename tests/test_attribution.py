@@ -47,3 +47,39 @@ def test_run_without_agent_steps_gets_an_empty_prediction(data) -> None:
 def test_unknown_attributor(data) -> None:
     with pytest.raises(WhowhenError, match="unknown attributor"):
         attribute(data["runs"], data["steps"], "oracle", 1)
+
+
+def test_random_baseline_matches_its_analytic_expectation() -> None:
+    """The seeded random attributor's measured accuracy lies within its Wilson interval of
+    the analytic expectation, on a built dataset of a few hundred items."""
+    from whowhen.analysis import accuracy, random_expected
+    from whowhen.continuation import build_dataset, continue_injections
+    from whowhen.injection import plan_injections
+    from whowhen.rollouts import run_rollouts
+    from whowhen.taxonomy import load_taxonomy
+
+    from .conftest import ROOT
+
+    tax = load_taxonomy(ROOT / "config" / "taxonomy.yaml")
+    parts = []
+    for bench, system in [("arithmetic", "solver_verifier"), ("doc_qa", "orchestrator")]:
+        runs, steps, _ = run_rollouts(bench, system, {"n_tasks": 40}, 3, 0.0, 80)
+        plan = plan_injections(runs, steps, tax, 5, 4)
+        parts.append(continue_injections(plan, runs, steps, {"n_tasks": 40}, 3, 100))
+    data = build_dataset(parts, 1, 0.6, 0.2)
+    assert data["labels"].height >= 150
+    preds = attribute(data["runs"], data["steps"], "random", 11)
+    acc = (
+        accuracy(data["labels"], preds, data["runs"], 3)
+        .filter((pl.col("dataset") == "all") & (pl.col("split") == "all"))
+        .row(0, named=True)
+    )
+    expected = (
+        random_expected(data["labels"], data["runs"], data["steps"])
+        .filter((pl.col("dataset") == "all") & (pl.col("split") == "all"))
+        .row(0, named=True)
+    )
+    for level in ("agent", "step"):
+        lo, hi = acc[f"{level}_acc_lo"], acc[f"{level}_acc_hi"]
+        assert lo <= expected[f"expected_{level}_acc"] <= hi, (level, lo, hi, expected)
+    assert 0 < expected["expected_step_acc"] < expected["expected_agent_acc"] < 1

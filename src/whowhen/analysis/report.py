@@ -189,3 +189,23 @@ def built_dataset_html(
         "would mean the labels can be guessed without attribution.</p>",
         table_html(shortcuts),
     ]
+
+
+LEARNED_ATTRIBUTORS = ("tracer_lite", "error_signal", "counterfactual_oracle")
+
+
+def learned_html(accuracy: pl.DataFrame, built_benchmarks: list[str]) -> list[str]:
+    """tracer-lite (fitted on the built train split), the error-signal heuristic and the
+    replay oracle: on every test item, and on each imported dataset (synthetic -> real
+    transfer; the oracle cannot replay imported runs)."""
+    rows = accuracy.filter(
+        pl.col("attributor").is_in(LEARNED_ATTRIBUTORS)
+        & (pl.col("split") == "test")
+        & ~pl.col("dataset").is_in(built_benchmarks)
+    ).select("attributor", "dataset", "n", "agent_acc", "step_acc", "step_acc_pm1")
+    return [
+        "<h3>Trained attributor, heuristic and oracle (test split)</h3>",
+        "<p class='note'><code>dataset=all</code>: every test item (built and imported); "
+        "imported datasets are shown on their own. tracer-lite never sees test labels.</p>",
+        table_html(rows.sort("attributor", "dataset")),
+    ]

@@ -13,7 +13,12 @@ from whowhen.analysis.breakdowns import (
     metrics_html,
 )
 from whowhen.analysis.figures import accuracy_figure, modes_figure
-from whowhen.analysis.report import built_dataset_html, natural_failures_html, render_report
+from whowhen.analysis.report import (
+    built_dataset_html,
+    learned_html,
+    natural_failures_html,
+    render_report,
+)
 from whowhen.analysis.scores import (
     accuracy,
     composition,
@@ -104,6 +109,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
                     params["analysis"]["tolerance"],
                 ),
             )
+            + learned_html(acc, sorted(set(built_runs["benchmark"])))
             + metrics_html(breakdown, split="test"),
         ),
     )
