@@ -132,3 +132,25 @@ def test_injections_after_a_recovered_slip_are_flagged() -> None:
         .all()
     )
     assert labels.filter(~pl.col("run_id").is_in(flagged))["reason"].is_null().all()
+
+
+def test_single_error_keeps_only_runs_without_an_earlier_slip() -> None:
+    from whowhen.continuation import build_dataset
+    from whowhen.injection import plan_injections
+    from whowhen.rollouts import run_rollouts
+    from whowhen.taxonomy import load_taxonomy
+
+    from .conftest import ROOT
+
+    runs, steps, slips = run_rollouts("doc_qa", "orchestrator", {"n_tasks": 40}, 2, 0.1, 80)
+    plan = plan_injections(runs, steps, load_taxonomy(ROOT / "config/taxonomy.yaml"), 3, 3)
+    part = continue_injections(plan, runs, steps, {"n_tasks": 40}, 2, 80, slips=slips)
+    # a recovered researcher slip before the injected step: flagged, and flipped here
+    everything = build_dataset([part], 1, 0.6)["labels"]
+    single = build_dataset([part], 1, 0.6, single_error=True)["labels"]
+    flagged = set(
+        part["continuations"].filter(pl.col("earlier_error_step").is_not_null())["run_id"]
+    )
+    assert flagged & set(everything["run_id"])
+    assert set(single["run_id"]) == set(everything["run_id"]) - flagged
+    assert single["reason"].is_null().all()

@@ -291,10 +291,20 @@ def build_dataset(
     train_fraction: float,
     dev_fraction: float = 0.0,
     balance: bool = False,
+    single_error: bool = False,
 ) -> dict[str, pl.DataFrame]:
     """Merge per-(benchmark, system) continuations into the labelled dataset: the flipped
-    runs, their steps, and their labels with splits (optionally agent-balanced)."""
+    runs, their steps, and their labels with splits (optionally agent-balanced).
+
+    `single_error` keeps only runs whose parent held no earlier (recovered) natural slip:
+    there the injected step is the one and earliest decisive error, so the label is exact
+    under the earliest-decisive-step reading too (the replay oracle agrees on every one)."""
     labels = pl.concat([p["labels"] for p in parts])
+    if single_error:
+        flagged = pl.concat([p["continuations"] for p in parts]).filter(
+            pl.col("earlier_error_step").is_not_null()
+        )["run_id"]
+        labels = labels.filter(~pl.col("run_id").is_in(flagged.to_list()))
     all_runs = pl.concat([p["runs"] for p in parts])
     if balance:
         labels = balance_agents(labels, all_runs)
@@ -343,6 +353,7 @@ def dataset_stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: 
         cfg["train_fraction"],
         cfg.get("dev_fraction", 0.0),
         cfg.get("balance_agents", False),
+        cfg.get("single_error", False),
     )
     for name in ("runs", "steps", "labels"):
         write_table(data[name], _PART_TABLES[name], outputs[name])
