@@ -55,3 +55,21 @@ def drifting_arithmetic(monkeypatch: Any) -> None:
 
     drifting = dataclasses.replace(benchmarks.BENCHMARKS["arithmetic"], make_env=Drifting)
     monkeypatch.setitem(benchmarks.BENCHMARKS, "arithmetic", drifting)
+
+
+def slip_failures(system: str, benchmark: str, tasks: list[Any], seed: int) -> int:
+    """Run the pair with the slip model always on; no run may crash (a policy error ends
+    the episode with end_reason 'error: ...'), every run logs its slips; the failures."""
+    from whowhen.agents import make_system
+    from whowhen.benchmarks import get_benchmark
+    from whowhen.injection import random_slip
+    from whowhen.runtime import run_episode
+
+    failures = 0
+    for task in tasks:
+        policy = make_system(system, benchmark, slip_rate=1.0, seed=seed, slip=random_slip)
+        episode = run_episode(get_benchmark(benchmark).make_env(task), policy, 60)
+        assert not episode.end_reason.startswith("error"), episode.end_reason
+        assert policy.slips
+        failures += not episode.verdict.success
+    return failures

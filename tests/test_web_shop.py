@@ -10,8 +10,9 @@ from whowhen.agents.web_shop import CLICK_RE, OPERATORS, SELECT_RE
 from whowhen.benchmarks import get_benchmark
 from whowhen.benchmarks.web_shop import TOOL_SPECS, WebShopEnv, make_tasks, parse_instruction
 from whowhen.injection import OPERATORS as ALL_OPERATORS
-from whowhen.injection import random_slip
 from whowhen.runtime import Action, Episode, run_episode, warm_start
+
+from .helpers import slip_failures
 
 BUY_ID = re.compile(r"item (P\d+) ")
 TASKS = make_tasks({"n_tasks": 30}, seed=4)
@@ -224,14 +225,7 @@ def test_verifier_catches_a_wrong_option_unless_it_falsely_approves() -> None:
 
 @pytest.mark.parametrize("system", ["react", "orchestrator"])
 def test_slip_model_fails_without_crashing(system: str) -> None:
-    failures = 0
-    for task in TASKS[:15]:
-        policy = make_system(system, "web_shop", slip_rate=1.0, seed=3, slip=random_slip)
-        episode = run_episode(WebShopEnv(task), policy, 60)
-        assert not episode.end_reason.startswith("error"), episode.end_reason
-        failures += not episode.verdict.success
-        assert policy.slips
-    assert failures >= 10
+    assert slip_failures(system, "web_shop", TASKS[:15], 3) >= 10
 
 
 MARKERS = ("inject", "error", "wrong", "mistake", "slip", "oops")

@@ -153,12 +153,19 @@ def mutate_code(code: str, rng: random.Random) -> str | None:
     for kind in rng.sample(sorted(kinds), len(kinds)):
         for edit in rng.sample(kinds[kind], len(kinds[kind])):
             new = _splice(code, edit)
-            try:
-                if new is not None and ast.dump(ast.parse(new)) != ast.dump(tree):
-                    return new
-            except SyntaxError:
-                continue
+            if _changes_program(new, tree):
+                return new
     return None
+
+
+def _changes_program(new: str | None, tree: ast.Module) -> bool:
+    """An edit is usable when the edited source still parses and means something else."""
+    if new is None:
+        return False
+    try:
+        return ast.dump(ast.parse(new)) != ast.dump(tree)
+    except SyntaxError:
+        return False
 
 
 def _entry(tree: ast.Module) -> ast.FunctionDef | None:
@@ -303,9 +310,6 @@ def transcription_typo(code: str, rng: random.Random) -> str | None:
     for kind in rng.sample(usable, len(usable)):
         pick = rng.choice(kinds[kind])
         new = "".join(lines[: pick - 1] + lines[pick:]) if kind == "line" else _splice(code, pick)
-        try:
-            if new is not None and ast.dump(ast.parse(new)) != ast.dump(tree):
-                return new
-        except SyntaxError:
-            continue
+        if _changes_program(new, tree):
+            return new
     return None
