@@ -34,6 +34,6 @@ include: "workflow/rules/analysis.smk"
 
 rule all:
     input:
-        rules.analysis.output,
+        rules.analysis_all.input,
         rules.imports_all.output,
     default_target: True

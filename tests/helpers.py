@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import polars as pl
@@ -73,3 +74,45 @@ def slip_failures(system: str, benchmark: str, tasks: list[Any], seed: int) -> i
         assert policy.slips
         failures += not episode.verdict.success
     return failures
+
+
+def _step(run_id, step, actor, kind, content, tool=None, args=None) -> dict:
+    return {
+        "run_id": run_id,
+        "step": step,
+        "actor": actor,
+        "kind": kind,
+        "content": content,
+        "tool": tool,
+        "tool_args": json.dumps(args) if args is not None else None,
+        "media": [],
+    }
+
+
+def hand_trajectories() -> dict[str, pl.DataFrame]:
+    """Two hand-written runs for the LLM protocols. h1: the solver makes up 48 at step 6
+    (the stand-in model's only suspect step: a number seen nowhere before); h2: none."""
+    calc = "calculator"
+    rows = [
+        _step("h1", 0, "user", "message", "Add 12 and 30, then multiply by 2."),
+        _step("h1", 1, "planner", "message", "Plan: add 12 and 30, then multiply by 2."),
+        _step("h1", 2, "solver", "action", "Adding.", calc, {"expression": "12 + 30"}),
+        _step("h1", 3, calc, "observation", "42"),
+        _step("h1", 4, "solver", "action", "Multiplying 42.", calc, {"expression": "42 * 2"}),
+        _step("h1", 5, calc, "observation", "84"),
+        _step("h1", 6, "solver", "message", "The answer is 48."),
+        _step("h1", 7, "planner", "action", "Submitting.", "final_answer", {"answer": "48"}),
+        _step("h2", 0, "user", "message", "What is 5 + 4?"),
+        _step("h2", 1, "solver", "action", "Computing.", calc, {"expression": "5 + 4"}),
+        _step("h2", 2, calc, "observation", "9"),
+        _step("h2", 3, "solver", "action", "Done.", "final_answer", {"answer": "9"}),
+    ]
+    steps = pl.DataFrame(rows, schema_overrides={"media": pl.List(pl.String)})
+    runs = pl.DataFrame(
+        {
+            "run_id": ["h1", "h2"],
+            "question": ["Add 12 and 30, then multiply by 2.", "What is 5 + 4?"],
+            "gold_answer": ["84", "9"],
+        }
+    )
+    return {"runs": runs, "steps": steps}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import yaml
@@ -38,10 +39,20 @@ def test_every_stage_has_code_deps_and_params(root) -> None:
 def test_changing_injection_seed_reruns_injection_onwards_only(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("WHOWHEN_MEDIA_DIR")  # the project's own results/media is a DVC output
     project = make_project(tmp_path / "proj", TINY)
-    for cmd in (["git", "init", "-q"], ["dvc", "init", "-q"], ["dvc", "repro"]):
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first run"]
+    for cmd in (
+        ["git", "init", "-q"],
+        ["dvc", "init", "-q"],
+        ["dvc", "repro"],
+        ["git", "add", "-A"],
+        git,
+    ):
         proc = run(cmd, project)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert run(["dvc", "status"], project).stdout.strip().endswith("up to date.")
+    shown = json.loads(run(["dvc", "metrics", "show", "--json"], project).stdout)
+    metrics = shown[""]["data"]["results/metrics.json"]["data"]
+    assert metrics["dataset"]["items"] > 0
     config_path = project / "config" / "config.yaml"
     config = yaml.safe_load(config_path.read_text())
     config["injection"]["seed"] += 1
@@ -54,3 +65,12 @@ def test_changing_injection_seed_reruns_injection_onwards_only(tmp_path, monkeyp
     for stage in ("injection", "continuation", "attribution", "analysis"):
         assert f"Running stage '{stage}'" in out
     assert "Rule: rollouts)" not in out
+    # the new injection seed gives other labels: `dvc metrics diff` against the commit
+    diff = json.loads(run(["dvc", "metrics", "diff", "--json"], project).stdout)
+    assert diff["results/metrics.json"], diff
+    proc = run(["dvc", "plots", "show", "-o", "plots_html"], project)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    page = (project / "plots_html" / "index.html").read_text()
+    assert page.count("vegaEmbed") == 2  # the two data series (bars, scatter), drawn
+    assert "Exact step accuracy per attributor" in page and "cost_per_traj" in page
+    assert "cross_modality.png" in page

@@ -13,7 +13,7 @@ import yaml
 
 from .conftest import ROOT
 
-PROJECT_FILES = ("Snakefile", "workflow", "config", "envs", "src", "dvc.yaml")
+PROJECT_FILES = ("Snakefile", "workflow", "config", "envs", "src", "notebooks", "dvc.yaml")
 
 
 def make_project(dest: Path, config: dict[str, Any]) -> Path:

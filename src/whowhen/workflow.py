@@ -26,6 +26,8 @@ STAGES = {
     "attribution": "whowhen.attribution:stage",
     "tracer_fit": "whowhen.attribution.tracer:fit_stage",
     "analysis": "whowhen.analysis.stage:stage",
+    "viewer": "whowhen.analysis.stage:viewer_stage",
+    "notebook": "whowhen.analysis.stage:notebook_stage",
 }
 
 

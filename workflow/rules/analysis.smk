@@ -1,4 +1,8 @@
-# Stage 6: DuckDB scores, DVC metrics, figure and the rendered report.
+# Stage 6: DuckDB tables and seaborn figures, DVC metrics and plots, the HTML report, one
+# viewer page per labelled trajectory, and the notebooks executed and rendered to HTML.
+from whowhen.analysis.stage import FIGURES, TABLES
+
+NOTEBOOKS = ["dataset", "attribution"]
 
 
 rule analysis:
@@ -19,16 +23,17 @@ rule analysis:
         funnel="results/analysis/funnel.csv",
         expected="results/analysis/random_expected.csv",
         breakdown="results/analysis/attribution_metrics.csv",
-        figure=report(
-            "reports/figures/accuracy.png",
-            caption="../report/accuracy.rst",
-            category="Attribution",
-        ),
-        modes_figure=report(
-            "reports/figures/modes.png",
-            caption="../report/modes.rst",
-            category="Natural failures",
-        ),
+        plot_accuracy="results/analysis/plots/step_accuracy.csv",
+        plot_cost="results/analysis/plots/cost_performance.csv",
+        **{f"table_{name}": f"results/analysis/tables/{name}.parquet" for name in TABLES},
+        **{
+            f"figure_{name}": report(
+                f"reports/figures/{name}.png",
+                caption=f"../report/{name}.rst",
+                category=category,
+            )
+            for name, category in FIGURES.items()
+        },
         report="reports/report.html",
     params:
         analysis=config["analysis"],
@@ -44,3 +49,55 @@ rule analysis:
         "../../envs/whowhen.yaml"
     script:
         "../scripts/analysis.py"
+
+
+rule viewer:
+    input:
+        labels=dataset_paths("labels"),
+        runs=dataset_paths("runs"),
+        steps=dataset_paths("steps"),
+        predictions=rules.attribution_all.input.predictions,
+    output:
+        # not a report() item: Snakemake bundles folders only into a .zip report, and the
+        # HTML report must stay one file; reports/report.html links these pages instead
+        pages=directory("reports/trajectories"),
+    params:
+        datasets=list(DATASETS),
+    log:
+        "logs/viewer.log",
+    conda:
+        "../../envs/whowhen.yaml"
+    script:
+        "../scripts/viewer.py"
+
+
+rule notebook:
+    input:
+        notebook="notebooks/{notebook}.ipynb",
+        analysis=rules.analysis.output,
+    output:
+        html=report(
+            "reports/notebooks/{notebook}.html",
+            caption="../report/notebook.rst",
+            category="Notebooks",
+        ),
+    params:
+        # values for the notebook's `parameters` cell (the rest keep their defaults)
+        parameters=lambda w: (
+            {"split": config["analysis"].get("figure_split", "test")}
+            if w.notebook == "attribution"
+            else {}
+        ),
+    log:
+        "logs/notebooks/{notebook}.log",
+    conda:
+        "../../envs/whowhen.yaml"
+    script:
+        "../scripts/render_notebook.py"
+
+
+rule analysis_all:
+    input:
+        rules.analysis.output,
+        rules.viewer.output,
+        expand("reports/notebooks/{notebook}.html", notebook=NOTEBOOKS),

@@ -15,7 +15,8 @@ on one trajectory are not counted as independent evidence.
 
 Protocol and model family convention (`attributor_protocol`): an explicit
 `attributor_info` mapping wins; the built-in baselines and shortcut predictors are
-protocol "baseline", family "none"; otherwise a name `<family>_<protocol>` (or
+protocol "baseline", family "none"; tracer-lite is "trained"/"tracer" and the replay
+oracle "oracle"/"replay"; otherwise a name `<family>_<protocol>` (or
 `<protocol>_<family>`) with a known protocol is split at it (`mock_all_at_once` ->
 all_at_once / mock); anything else is "unknown" / "unknown".
 `attributor_info_from_config` builds the mapping from the config (protocol from the
@@ -41,6 +42,11 @@ LENGTH_EDGES = (1, 5, 10, 20)
 KNOWN_PROTOCOLS = ("all_at_once", "step_by_step", "binary_search", "hybrid")
 """Besides `whowhen.attribution.llm.PROTOCOLS` (read at call time)."""
 BASELINE_INFO = {"protocol": "baseline", "family": "none"}
+BUILTIN_INFO = {
+    "tracer_lite": {"protocol": "trained", "family": "tracer"},
+    "counterfactual_oracle": {"protocol": "oracle", "family": "replay"},
+}
+"""The attributors `stage()` runs besides `ATTRIBUTORS`: a fitted model and the replay."""
 UNKNOWN = "unknown"
 ATTRIBUTOR_KEYS = ("protocol", "family")
 ITEM_KEYS = (
@@ -82,6 +88,8 @@ def attributor_protocol(
         return {"protocol": entry.get("protocol", UNKNOWN), "family": entry.get("family", UNKNOWN)}
     if name in ATTRIBUTORS:
         return dict(BASELINE_INFO)
+    if name in BUILTIN_INFO:
+        return dict(BUILTIN_INFO[name])
     for protocol in sorted({*KNOWN_PROTOCOLS, *PROTOCOLS}, key=len, reverse=True):
         if name == protocol:
             return {"protocol": protocol, "family": UNKNOWN}
@@ -97,8 +105,9 @@ def attributor_info_from_config(
     models: Mapping[str, Any] | None = None,
     prices_path: str | None = None,
 ) -> dict[str, dict[str, str]]:
-    """The mapping for the configured LLM attributors: protocol from the entry, family from
-    the price table (`family:`), else the model's name after the provider."""
+    """The mapping for the configured LLM attributors: protocol from the entry, family and
+    open_weight ("true"/"false", "unknown" when unpriced) from the price table (`family:`,
+    `open_weight:`), else the model's name after the provider as the family."""
     from whowhen.models.spec import load_prices
 
     table = load_prices(prices_path) if prices_path else None
@@ -108,7 +117,11 @@ def attributor_info_from_config(
         model_id = str((models or {}).get(model, {}).get("id", model))
         price = table.price(model_id) if table else None
         family = price.family if price else model_id.split("/")[-1]
-        out[item["name"]] = {"protocol": item.get("protocol", "all_at_once"), "family": family}
+        out[item["name"]] = {
+            "protocol": item.get("protocol", "all_at_once"),
+            "family": family,
+            "open_weight": "unknown" if price is None else str(price.open_weight).lower(),
+        }
     return out
 
 
@@ -178,6 +191,7 @@ def scored_items(
         (pl.col("tokens_in").fill_null(0) + pl.col("tokens_out").fill_null(0)).alias("tokens"),
         pl.col("cost_usd").fill_null(0.0).alias("cost"),
         pl.col("latency_s").fill_null(0.0).alias("latency"),
+        pl.col("calls").fill_null(0).alias("calls"),
     )
     items = (
         gold.join(info, how="cross")
@@ -262,9 +276,12 @@ def bootstrap_ci(
     n = hits.shape[0]
     idx = rng.integers(0, n, size=(n_boot, n))
     flat = (np.arange(n_boot)[:, None] * n + idx).ravel()
-    weights = np.bincount(flat, minlength=n_boot * n).reshape(n_boot, n).astype(np.float64)
+    # float32 is exact here (integer sums far below 2**24) and halves the memory traffic
+    weights = np.bincount(flat, minlength=n_boot * n).reshape(n_boot, n).astype(np.float32)
+    num = (weights @ hits.astype(np.float32)).astype(np.float64)
+    den = (weights @ counts.astype(np.float32)).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        est = (weights @ hits) / (weights @ counts)
+        est = num / den
     quantile = np.nanquantile if np.isnan(est).any() else np.quantile
     lo, hi = quantile(est, [0.025, 0.975], axis=0)
     return lo, hi
@@ -280,7 +297,9 @@ def _intervals(long: pl.DataFrame, n_boot: int, seed: int) -> pl.DataFrame:
     (paired), so their intervals are comparable."""
     oks = [_OK[m] for m in BOOTSTRAPPED]
     rows: list[dict[str, Any]] = []
-    for key, frame in long.partition_by("breakdown", "group", "split", as_dict=True).items():
+    keys = ("breakdown", "group", "split")
+    narrow = long.select(*keys, "run_id", "attributor", *oks)  # partitions copy: keep it small
+    for key, frame in narrow.partition_by(*keys, as_dict=True).items():
         breakdown, group, split = (str(k) for k in key)
         frame = frame.with_columns(
             (pl.col("run_id").rank("dense") - 1).alias("_r"),

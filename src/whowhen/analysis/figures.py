@@ -14,6 +14,22 @@ import seaborn as sns
 from whowhen.io import atomic_path
 
 
+def save_figure(fig: plt.Figure, path: str | Path, dpi: int = 110) -> Path:
+    """Write a PNG atomically without the Software tag, so reruns are byte-identical."""
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=dpi, metadata={"Software": None}, bbox_inches="tight")
+    plt.close(fig)
+    return Path(path)
+
+
+def empty_figure(path: str | Path, title: str, message: str) -> Path:
+    """A figure that says there is nothing to draw (a report must never lose a section)."""
+    fig, ax = plt.subplots(figsize=(6, 2.4))
+    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=11, color="#555")
+    ax.set(title=title, xticks=[], yticks=[])
+    return save_figure(fig, path)
+
+
 def accuracy_figure(
     acc: pl.DataFrame, path: str | Path, dataset: str = "all", split: str = "all"
 ) -> Path:
@@ -57,10 +73,7 @@ def accuracy_figure(
         title=f"Attribution accuracy ({dataset} datasets, {split} splits, n={n}; 95% Wilson CI)",
     )
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=110, metadata={"Software": None})
-    plt.close(fig)
-    return Path(path)
+    return save_figure(fig, path)
 
 
 def modes_figure(modes: pl.DataFrame, path: str | Path) -> Path:
@@ -82,7 +95,4 @@ def modes_figure(modes: pl.DataFrame, path: str | Path) -> Path:
     ax.set(xlabel="mode", ylabel="", title="Modes of the decisive errors (share per pair)")
     ax.tick_params(axis="x", labelrotation=60)
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
-    plt.close(fig)
-    return Path(path)
+    return save_figure(fig, path, dpi=100)

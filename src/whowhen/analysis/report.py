@@ -9,10 +9,16 @@ from typing import Any
 
 import polars as pl
 
-_CSS = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;color:#222}
-table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.25rem .6rem;
-text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
-.note{color:#555;font-size:.9rem}"""
+from whowhen.analysis.attribution_tables import ATTRIBUTION_TABLES
+from whowhen.analysis.dataset_figures import DATASET_TABLES
+
+_CSS = """body{font-family:system-ui,sans-serif;max-width:80rem;margin:2rem auto;color:#222;
+padding:0 1rem}table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;
+padding:.25rem .6rem;text-align:right}th{background:#f3f3f3}td:first-child,th:first-child
+{text-align:left}.note{color:#555;font-size:.9rem}.wide{overflow-x:auto}
+img{max-width:100%;height:auto}summary{cursor:pointer;color:#345}"""
+LONG_TABLE = 30
+"""Tables with more rows than this fold into a <details> (the report stays skimmable)."""
 
 
 def table_html(frame: pl.DataFrame, digits: int = 3) -> str:
@@ -24,12 +30,18 @@ def table_html(frame: pl.DataFrame, digits: int = 3) -> str:
             for v in row
         )
         body.append(f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    table = (
+        f"<div class='wide'><table><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+    if frame.height > LONG_TABLE:
+        return f"<details><summary>{frame.height} rows (show)</summary>{table}</details>"
+    return table
 
 
 def image_html(path: str | Path, alt: str) -> str:
     data = base64.b64encode(Path(path).read_bytes()).decode()
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}" width="650">'
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
 
 
 def render_report(
@@ -208,4 +220,84 @@ def learned_html(accuracy: pl.DataFrame, built_benchmarks: list[str]) -> list[st
         "<p class='note'><code>dataset=all</code>: every test item (built and imported); "
         "imported datasets are shown on their own. tracer-lite never sees test labels.</p>",
         table_html(rows.sort("attributor", "dataset")),
+    ]
+
+
+CAPTIONS_DIR = Path("workflow/report")
+"""The figures' captions: the same .rst files the Snakemake report shows (one source)."""
+
+
+def caption(name: str) -> str:
+    path = CAPTIONS_DIR / f"{name}.rst"
+    return " ".join(path.read_text().split()) if path.exists() else ""
+
+
+def _figure(name: str, path: str | Path) -> list[str]:
+    return [image_html(path, name), f"<p class='note'>{html.escape(caption(name))}</p>"]
+
+
+def figures_html(
+    figures: dict[str, str | Path], table: pl.DataFrame, split: str, part: str
+) -> list[str]:
+    """The report's figure sections. part 'dataset': Table 1 (`table`: dataset_stats) and
+    the construction figures; part 'attribution': the attribution figures (`table`:
+    cost_performance, shown beside its figure)."""
+    if part == "dataset":
+        stats = table.select(
+            [c for c in table.columns if c not in ("agent_steps_max", "n_agents_mean")]
+        )
+        parts = ["<h2>The benchmark (Table 1)</h2>", table_html(stats)]
+        for name in DATASET_TABLES:
+            parts += _figure(name, figures[name])
+        return parts
+    parts = [f"<h2>Attribution figures ({html.escape(split)} split)</h2>"]
+    for name in ATTRIBUTION_TABLES:
+        parts += _figure(name, figures[name])
+        if name == "cost_performance":
+            rows = table.filter(pl.col("split") == split).drop("split")
+            parts.append(table_html(rows))
+    return parts
+
+
+def trajectories_html(
+    items: pl.DataFrame, runs: pl.DataFrame, split: str, per_benchmark: int = 3
+) -> list[str]:
+    """Links into the trajectory viewer: per dataset, the `split` items the fewest
+    attributors got right (exact step), each opening its page at the gold step."""
+    from whowhen.analysis.viewer import page_name
+
+    scored = (
+        items.filter(pl.col("split") == split)
+        .group_by("run_id", "dataset", "system", "modality", "decisive_agent", "decisive_step")
+        .agg(
+            pl.col("step_ok").sum().alias("step_right"),
+            pl.col("agent_ok").sum().alias("agent_right"),
+            pl.len().alias("attributors"),
+        )
+        .sort("dataset", "step_right", "agent_right", "run_id")
+    )
+    hardest = scored.group_by("dataset", maintain_order=True).head(per_benchmark)
+    rows = []
+    for r in hardest.iter_rows(named=True):
+        href = f"trajectories/{page_name(r['run_id'])}.html#step-{r['decisive_step']}"
+        cells = [
+            f"<a href='{html.escape(href)}'>{html.escape(r['run_id'])}</a>",
+            *(html.escape(str(r[k])) for k in ("dataset", "system", "modality")),
+            html.escape(f"{r['decisive_agent']} @ {r['decisive_step']}"),
+            f"{r['step_right']}/{r['attributors']}",
+            f"{r['agent_right']}/{r['attributors']}",
+        ]
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("trajectory", "dataset", "system", "modality", "gold", "step right",
+                  "agent right")
+    )  # fmt: skip
+    return [
+        "<h2>Trajectories</h2>",
+        "<p>Every labelled trajectory has a page: <a href='trajectories/index.html'>"
+        "trajectory index</a>. Below, per dataset, the "
+        f"{html.escape(split)} items the fewest attributors got right; each link opens the "
+        "page at the gold step, with every attributor's predicted step marked.</p>",
+        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>",
     ]

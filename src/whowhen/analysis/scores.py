@@ -26,9 +26,11 @@ def sql_text(name: str) -> str:
 def run_sql(
     name: str, tables: dict[str, pl.DataFrame], params: dict[str, Any] | None = None
 ) -> pl.DataFrame:
-    """Run `sql/<name>.sql` with `tables` visible under their names."""
+    """Run `sql/<name>.sql` with `tables` visible under their names and the macros of
+    `sql/_macros.sql` (Wilson intervals) defined."""
     con = duckdb.connect()
     try:
+        con.execute(sql_text("_macros"))
         for table_name, frame in tables.items():
             con.register(table_name, frame.to_arrow())
         return pl.from_arrow(con.sql(sql_text(name), params=params or {}).to_arrow_table())

@@ -1,23 +1,38 @@
-"""Snakemake edge of the analysis stage: scores, metrics.json, figure and report."""
+"""Snakemake edge of the analysis stage: scores, metrics.json, tables, figures, report.
+
+Every aggregate comes from a SQL file run by DuckDB (`scores.run_sql`); this module only
+reads the stage's inputs, calls the pure table and figure functions, and writes files.
+"""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import polars as pl
 
+from whowhen.analysis import dataset_figures as dsf
+from whowhen.analysis.attribution_figures import FIGURES as ATTRIBUTION_FIGURES
+from whowhen.analysis.attribution_tables import (
+    ATTRIBUTION_TABLES,
+    attribution_tables,
+    attributor_table,
+)
 from whowhen.analysis.breakdowns import (
     DEFAULT_BY,
     attribution_metrics,
     attributor_info_from_config,
     metrics_html,
+    scored_items,
 )
 from whowhen.analysis.figures import accuracy_figure, modes_figure
 from whowhen.analysis.report import (
     built_dataset_html,
+    figures_html,
     learned_html,
     natural_failures_html,
     render_report,
+    trajectories_html,
 )
 from whowhen.analysis.scores import (
     accuracy,
@@ -28,7 +43,7 @@ from whowhen.analysis.scores import (
     recovery_by_mode,
     rerollout_drift,
 )
-from whowhen.io import write_json, write_text
+from whowhen.io import atomic_path, write_json, write_text
 from whowhen.schema import (
     AGREEMENT,
     CANDIDATES,
@@ -44,16 +59,74 @@ from whowhen.schema import (
     read_tables,
 )
 
+log = logging.getLogger("whowhen.analysis")
+
+DATASET_TABLES = dsf.DATASET_TABLES
+TABLES = (*DATASET_TABLES, *ATTRIBUTION_TABLES)
+"""Tables written to results/analysis/tables/<name>.parquet (and read by the notebooks)."""
+FIGURES = {
+    "dataset_stats": "Dataset",
+    "length_distribution": "Dataset",
+    "funnel": "Dataset construction",
+    "recovery": "Dataset construction",
+    "drift": "Dataset construction",
+    "modes": "Natural failures",
+    "accuracy": "Attribution",
+    **dict.fromkeys(ATTRIBUTION_FIGURES, "Attribution"),
+}
+"""Figure name (reports/figures/<name>.png) -> category in the Snakemake report."""
+
+
+def dataset_tables(
+    labels: pl.DataFrame,
+    runs: pl.DataFrame,
+    steps: pl.DataFrame,
+    continuations: pl.DataFrame,
+) -> dict[str, pl.DataFrame]:
+    """The benchmark's own tables: Table 1, lengths, and how the built labels were made."""
+    return {
+        "dataset_stats": dsf.dataset_stats(labels, runs, steps),
+        "length_distribution": dsf.length_distribution(labels, runs, steps),
+        "funnel": funnel(continuations),
+        "recovery": recovery_by_mode(continuations),
+        "drift": rerollout_drift(continuations),
+    }
+
+
+DATASET_FIGURES = {
+    "dataset_stats": dsf.dataset_stats_figure,
+    "length_distribution": dsf.length_distribution_figure,
+    "funnel": dsf.funnel_figure,
+    "recovery": dsf.recovery_figure,
+    "drift": dsf.drift_figure,
+}
+
+
+def write_parquet(frame: pl.DataFrame, path: str) -> None:
+    with atomic_path(path) as tmp:
+        frame.write_parquet(tmp, compression="zstd", statistics=False)
+
+
+def dvc_plots(cost: pl.DataFrame, split: str) -> tuple[str, str]:
+    """The two data-series plots DVC renders (`dvc plots show`): step accuracy per
+    attributor (bars) and cost against step accuracy (scatter), one split."""
+    rows = cost.filter(pl.col("split") == split).sort("attributor")
+    bars = rows.select("attributor", "step_acc", "step_acc_lo", "step_acc_hi", "n")
+    scatter = rows.select("attributor", "cost_per_traj", "step_acc", "protocol", "family")
+    return bars.write_csv(float_precision=6), scatter.write_csv(float_precision=6)
+
 
 def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
-    """Score every dataset (built and imported) with every attributor."""
+    """Score every dataset (built and imported) with every attributor; draw and report."""
     labels = read_tables(list(inputs["labels"]), LABELS)
     runs = read_tables(list(inputs["runs"]), RUNS)
     steps = read_tables(list(inputs["steps"]), STEPS)
     predictions = read_tables(list(inputs["predictions"]), PREDICTIONS)
     continuations = read_table(inputs["continuations"], CONTINUATIONS)
     overview = read_table(inputs["overview"], OVERVIEW)
-    acc = accuracy(labels, predictions, runs, params["analysis"]["tolerance"])
+    tolerance = params["analysis"]["tolerance"]
+    split = params["analysis"].get("figure_split", "test")
+    acc = accuracy(labels, predictions, runs, tolerance)
     built_runs = read_table(inputs["runs"][0], RUNS)  # the built dataset comes first
     built_labels = read_table(inputs["labels"][0], LABELS)
     fun = funnel(continuations)
@@ -63,6 +136,9 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     write_text(outputs["accuracy"], acc.write_csv(float_precision=6))
     write_text(outputs["funnel"], fun.write_csv(float_precision=6))
     write_text(outputs["expected"], expected.write_csv(float_precision=6))
+    info = attributor_info_from_config(
+        params["attribution"], params.get("models"), params["llm"].get("prices")
+    )
     breakdown = attribution_metrics(
         labels,
         predictions,
@@ -71,21 +147,48 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         by=DEFAULT_BY,
         n_boot=1000,
         seed=params["attribution"]["seed"],
-        attributor_info=attributor_info_from_config(
-            params["attribution"], params.get("models"), params["llm"].get("prices")
-        ),
+        attributor_info=info,
     )
     write_text(outputs["breakdown"], breakdown.write_csv(float_precision=6))
-    accuracy_figure(acc, outputs["figure"])
+
+    log.info("tables: %d SQL queries over %d labelled trajectories", len(TABLES), labels.height)
+    items = scored_items(labels, predictions, runs, steps, info)
+    names = sorted(set(predictions["attributor"]))
+    tables = dataset_tables(built_labels, built_runs, steps, continuations)
+    tables["dataset_stats"] = dsf.dataset_stats(labels, runs, steps)
+    tables["length_distribution"] = dsf.length_distribution(labels, runs, steps)
+    tables |= attribution_tables(items, attributor_table(names, info), max_k=tolerance)
+    for name in TABLES:
+        write_parquet(tables[name], outputs[f"table_{name}"])
+    bars, scatter = dvc_plots(tables["cost_performance"], split)
+    write_text(outputs["plot_accuracy"], bars)
+    write_text(outputs["plot_cost"], scatter)
+
+    log.info("figures: %d", len(FIGURES))
+    figure = {name: outputs[f"figure_{name}"] for name in FIGURES}
+    for name, draw in DATASET_FIGURES.items():
+        draw(tables[name], figure[name])
+    for name, draw in ATTRIBUTION_FIGURES.items():
+        draw(tables[name], figure[name], split=split)
+    accuracy_figure(acc, figure["accuracy"])
     modes = read_table(inputs["mode_overview"], MODE_OVERVIEW)
-    modes_figure(modes, outputs["modes_figure"])
+    modes_figure(modes, figure["modes"])
+
     natural = natural_failures_html(
         overview,
         modes,
-        outputs["modes_figure"],
+        figure["modes"],
         read_table(inputs["replay_check"], REPLAY_CHECK),
         read_table(inputs["agreement"], AGREEMENT),
         read_table(inputs["candidates"], CANDIDATES),
+    )
+    built = built_dataset_html(
+        composition(built_labels, built_runs),
+        rerollout_drift(continuations),
+        recovery_by_mode(continuations),
+        accuracy(
+            built_labels.filter(pl.col("split") == "test"), predictions, built_runs, tolerance
+        ),
     )
     write_text(
         outputs["report"],
@@ -94,22 +197,45 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
             acc,
             fun,
             expected,
-            outputs["figure"],
+            figure["accuracy"],
             natural,
             f"datasets: {', '.join(params['datasets'])}; systems: "
             f"{', '.join(params['systems'])}; attributors: {', '.join(params['attributors'])}",
-            built_dataset_html(
-                composition(built_labels, built_runs),
-                rerollout_drift(continuations),
-                recovery_by_mode(continuations),
-                accuracy(
-                    built_labels.filter(pl.col("split") == "test"),
-                    predictions,
-                    built_runs,
-                    params["analysis"]["tolerance"],
-                ),
-            )
+            figures_html(figure, tables["dataset_stats"], split, part="dataset")
+            + built
+            + figures_html(figure, tables["cost_performance"], split, part="attribution")
             + learned_html(acc, sorted(set(built_runs["benchmark"])))
-            + metrics_html(breakdown, split="test"),
+            + metrics_html(breakdown, split=split)
+            + trajectories_html(items, runs, split),
         ),
     )
+
+
+def viewer_stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
+    """One static page per labelled trajectory of every dataset, plus an index."""
+    from whowhen.analysis.viewer import write_viewer
+
+    names = list(params["datasets"])
+    labels = [read_table(p, LABELS) for p in inputs["labels"]]
+    datasets = {
+        run_id: name
+        for name, frame in zip(names, labels, strict=True)
+        for run_id in frame["run_id"]
+    }
+    pages = write_viewer(
+        read_tables(list(inputs["runs"]), RUNS),
+        read_tables(list(inputs["steps"]), STEPS),
+        pl.concat(labels, how="vertical"),
+        read_tables(list(inputs["predictions"]), PREDICTIONS),
+        outputs["pages"],
+        datasets=datasets,
+    )
+    log.info("viewer: %d trajectory pages in %s", len(pages) - 1, outputs["pages"])
+
+
+def notebook_stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
+    """Execute one notebook of notebooks/ against this run's outputs; render it to HTML."""
+    from whowhen.analysis.notebooks import render_notebook
+
+    render_notebook(inputs["notebook"], outputs["html"], params.get("parameters", {}))
+    log.info("notebook: %s -> %s", inputs["notebook"], outputs["html"])

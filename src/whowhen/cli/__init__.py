@@ -123,8 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     llm = p.add_argument_group("LLM protocols (with --model)")
     llm.add_argument(
         "--model",
-        help="model id: openai/NAME, gemini/NAME or "
-        "openai-compatible/NAME (with --base-url); keys come from the environment",
+        help="model id: openai/NAME, gemini/NAME, openai-compatible/NAME (with --base-url) "
+        "or scripted/standin (offline stand-in, not an LLM); keys come from the environment",
     )
     llm.add_argument("--base-url", help="server URL for openai-compatible models or a proxy")
     llm.add_argument(

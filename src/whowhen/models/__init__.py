@@ -1,5 +1,6 @@
-"""Model layer: one chat interface, OpenAI / OpenAI-compatible / Gemini providers behind it,
-a content-addressed response cache, priced usage, adaptive concurrency and retries."""
+"""Model layer: one chat interface, OpenAI / OpenAI-compatible / Gemini providers behind it
+(and the in-process scripted stand-in `scripted/standin`), a content-addressed response
+cache, priced usage, adaptive concurrency and retries."""
 
 from __future__ import annotations
 

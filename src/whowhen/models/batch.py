@@ -45,9 +45,10 @@ class BatchRunner:
         poll_s: float = 30.0,
         max_wait_s: float | None = None,
     ) -> None:
-        if client.spec.provider == "gemini":
+        if client.spec.provider in ("gemini", "scripted"):
             raise WhowhenError(
-                "batch mode uses the OpenAI Batch API; not for gemini models", field="llm.batch"
+                f"batch mode uses the OpenAI Batch API; not for {client.spec.provider} models",
+                field="llm.batch",
             )
         self.client, self.state_dir = client, Path(state_dir)
         self.poll_s, self.max_wait_s = poll_s, max_wait_s

@@ -116,6 +116,10 @@ class ModelClient:
     def _make_provider(self) -> Any:
         if self._provider is not None:
             return self._provider
+        if self.spec.provider == "scripted":
+            from whowhen.models.scripted_provider import ScriptedProvider
+
+            return ScriptedProvider(self.spec, self.timeout_s)
         if self.spec.provider == "gemini":
             from whowhen.models.gemini_provider import GeminiProvider
 

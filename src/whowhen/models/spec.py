@@ -1,10 +1,12 @@
 """Model ids, per-server settings, and the dated price table.
 
-A model id is `provider/name`: `openai/gpt-4.1-mini`, `gemini/gemini-2.5-flash`, or
+A model id is `provider/name`: `openai/gpt-4.1-mini`, `gemini/gemini-2.5-flash`,
 `openai-compatible/<name>` (vLLM, Ollama, llama.cpp server, the test server), which
-needs a base URL. Servers differ in how they take structured output, so that is a
-per-model setting: `json_schema` (OpenAI, vLLM), `json_object_schema` (llama.cpp's
-server, which answers the standard form with HTTP 500), `json_object`, or `none`.
+needs a base URL, or `scripted/standin`, the in-process scripted stand-in of the offline
+default (no network, not an LLM; see `scripted_provider`). Servers differ in how they
+take structured output, so that is a per-model setting: `json_schema` (OpenAI, vLLM),
+`json_object_schema` (llama.cpp's server, which answers the standard form with HTTP
+500), `json_object`, or `none`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import yaml
 from whowhen.errors import WhowhenError
 from whowhen.models.types import Usage
 
-PROVIDERS = ("openai", "openai-compatible", "gemini")
+PROVIDERS = ("openai", "openai-compatible", "gemini", "scripted")
 STRUCTURED = ("json_schema", "json_object_schema", "json_object", "none")
 DEFAULT_KEY_ENV = {
     "openai": "OPENAI_API_KEY",
@@ -44,23 +46,28 @@ class ModelSpec:
 
     def api_key(self) -> str:
         """The key, read from the environment only when a call is made; never stored."""
-        env = self.api_key_env or DEFAULT_KEY_ENV[self.provider]
+        env = self.api_key_env or DEFAULT_KEY_ENV.get(self.provider, "")
         key = os.environ.get(env)
         if key:
             return key
-        if self.provider == "openai-compatible":
-            return "not-needed"  # local servers accept any key
+        if self.provider in ("openai-compatible", "scripted"):
+            return "not-needed"  # local servers accept any key; the stand-in takes none
         raise WhowhenError(
             f"no API key: set the environment variable {env}", field=f"models.{self.model_id}"
         )
 
     def cache_view(self) -> dict[str, Any]:
-        return {
+        view: dict[str, Any] = {
             "provider": self.provider,
             "model": self.name,
             "base_url": self.base_url,
             "structured_output": self.structured_output,
         }
+        if self.provider == "scripted":  # its "model version" is the responders' code
+            from whowhen.models.scripted_provider import revision
+
+            view["revision"] = revision()
+        return view
 
 
 def parse_model(model: str, registry: dict[str, dict[str, Any]] | None = None) -> ModelSpec:
@@ -76,6 +83,15 @@ def parse_model(model: str, registry: dict[str, dict[str, Any]] | None = None) -
             field="model",
         )
     base_url = settings.get("base_url")
+    if provider == "scripted":
+        from whowhen.models.scripted_provider import RESPONDERS
+
+        if name not in RESPONDERS:
+            raise WhowhenError(
+                f"unknown scripted model {model_id!r}; known: "
+                + ", ".join(f"scripted/{n}" for n in RESPONDERS),
+                field="model",
+            )
     if provider == "openai-compatible" and not base_url:
         raise WhowhenError(f"{model_id} needs a base_url", field=f"models.{model}.base_url")
     structured = settings.get("structured_output", "json_schema")

@@ -39,14 +39,8 @@ grouped AS (
 )
 SELECT attributor, dataset, split, n, $tolerance AS tolerance, agent_acc, step_acc,
        step_acc_pm1, step_acc_pmk, agent_acc_substring, step_acc_substring, cost_usd,
-       -- Wilson score interval (z = 1.96)
-       (step_acc + 1.9208 / n - 1.96 * sqrt(step_acc * (1 - step_acc) / n + 0.9604 / (n * n)))
-           / (1 + 3.8416 / n) AS step_acc_lo,
-       (step_acc + 1.9208 / n + 1.96 * sqrt(step_acc * (1 - step_acc) / n + 0.9604 / (n * n)))
-           / (1 + 3.8416 / n) AS step_acc_hi,
-       (agent_acc + 1.9208 / n - 1.96 * sqrt(agent_acc * (1 - agent_acc) / n + 0.9604 / (n * n)))
-           / (1 + 3.8416 / n) AS agent_acc_lo,
-       (agent_acc + 1.9208 / n + 1.96 * sqrt(agent_acc * (1 - agent_acc) / n + 0.9604 / (n * n)))
-           / (1 + 3.8416 / n) AS agent_acc_hi
+       -- Wilson 95% intervals (sql/_macros.sql)
+       wilson_lo(step_acc * n, n) AS step_acc_lo, wilson_hi(step_acc * n, n) AS step_acc_hi,
+       wilson_lo(agent_acc * n, n) AS agent_acc_lo, wilson_hi(agent_acc * n, n) AS agent_acc_hi
 FROM grouped
 ORDER BY attributor, dataset, split

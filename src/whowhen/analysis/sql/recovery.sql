@@ -5,7 +5,12 @@ SELECT mode,
        count(*) FILTER (WHERE status = 'flipped')                AS flipped,
        count(*) FILTER (WHERE status = 'recovered')              AS recovered,
        count(*) FILTER (WHERE status = 'recovered')
-         / nullif(count(*) FILTER (WHERE status <> 'invalid'), 0) AS recovery_rate
+         / nullif(count(*) FILTER (WHERE status <> 'invalid'), 0) AS recovery_rate,
+       -- Wilson 95% interval of recovery_rate over the valid injections (sql/_macros.sql)
+       wilson_lo(count(*) FILTER (WHERE status = 'recovered'),
+                 count(*) FILTER (WHERE status <> 'invalid'))    AS recovery_lo,
+       wilson_hi(count(*) FILTER (WHERE status = 'recovered'),
+                 count(*) FILTER (WHERE status <> 'invalid'))    AS recovery_hi
 FROM continuations
 GROUP BY mode
 ORDER BY mode
