@@ -85,6 +85,44 @@ def test_two_clean_runs_are_byte_identical(two_runs) -> None:
         assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
 
 
+def test_reports_figures_notebooks_and_viewer(two_runs) -> None:
+    """Every figure is drawn and in the report; the tables behind them hold rows; the
+    notebooks rendered; one viewer page per label, linked from the report; and a second
+    clean run wrote the same bytes for all of it."""
+    import re
+
+    import polars as pl
+
+    from whowhen.analysis.stage import FIGURES, TABLES
+
+    a, b = two_runs
+    html = (a / "reports/report.html").read_text()
+    for name in FIGURES:
+        assert (a / f"reports/figures/{name}.png").stat().st_size > 5000, name
+        assert f'alt="{name}"' in html or name in ("accuracy", "modes"), name
+    no_mode_predictions = {"mode_confusion"}  # the tiny config's attributors name no mode
+    for name in TABLES:
+        rows = pl.read_parquet(a / f"results/analysis/tables/{name}.parquet").height
+        assert rows > 0 or name in no_mode_predictions, name
+    labels = sum(
+        pl.read_parquet(p).height
+        for p in [a / "results/dataset/labels.parquet", a / "results/imports/wnw/labels.parquet"]
+    )
+    pages = sorted((a / "reports/trajectories").glob("*.html"))
+    assert len(pages) == labels + 1  # and the index
+    links = re.findall(r"href='(trajectories/[^'#]+)#step-(\d+)'", html)
+    assert links and all((a / "reports" / page).exists() for page, _ in links)
+    for page, step in links:
+        assert f'id="step-{step}"' in (a / "reports" / page).read_text()
+    for notebook in ("dataset", "attribution"):
+        text = (a / f"reports/notebooks/{notebook}.html").read_text()
+        assert not re.search(r"not produced by this run: (results|reports)/", text), notebook
+    for path in sorted((a / "reports").rglob("*")):
+        if path.is_file():
+            rel = path.relative_to(a)
+            assert path.read_bytes() == (b / rel).read_bytes(), rel
+
+
 def test_malformed_parquet_gives_one_clear_line(tmp_path, two_runs) -> None:
     import shutil
 
