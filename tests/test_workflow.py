@@ -123,6 +123,19 @@ def test_reports_figures_notebooks_and_viewer(two_runs) -> None:
             assert path.read_bytes() == (b / rel).read_bytes(), rel
 
 
+def test_snakemake_report_has_every_figure_with_its_caption(two_runs) -> None:
+    from whowhen.analysis.stage import FIGURES
+
+    project = two_runs[0]
+    proc = snakemake(project, "--report", "reports/workflow-report.html")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = (project / "reports/workflow-report.html").read_text()
+    for name, category in FIGURES.items():
+        assert f"{name}.png" in text and category in text, name
+    assert "Mean cost per trajectory" in text  # a caption (workflow/report/cost_performance.rst)
+    assert "attribution.html" in text and "dataset.html" in text  # the notebooks
+
+
 def test_malformed_parquet_gives_one_clear_line(tmp_path, two_runs) -> None:
     import shutil
 
