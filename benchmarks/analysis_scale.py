@@ -273,6 +273,7 @@ def outputs_in(root: Path) -> dict[str, str]:
         "funnel": "funnel.csv",
         "expected": "random_expected.csv",
         "breakdown": "attribution_metrics.csv",
+        "timing": "timing.csv",
         "plot_accuracy": "plots/step_accuracy.csv",
         "plot_cost": "plots/cost_performance.csv",
         "report": "report.html",

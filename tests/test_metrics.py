@@ -147,8 +147,7 @@ def test_every_number_by_hand(fixture_metrics) -> None:
              step_acc_pm3=2 / 5, step_acc_pm4=2 / 5, step_acc_pm5=2 / 5, mode_n=3,
              mode_acc=1 / 3, mean_abs_step_err=(9 + 0 + 2) / 3, n_parsed=3,
              parse_fail_rate=2 / 5, tokens_per_traj=(120 + 230 + 60 + 80) / 4,
-             cost_per_traj=(0.01 + 0.02 + 0.005 + 0.004) / 4,
-             latency_per_traj=(1.0 + 2.0 + 0.5 + 3.0) / 4),
+             cost_per_traj=(0.01 + 0.02 + 0.005 + 0.004) / 4),
     )  # fmt: skip
     # The baseline: (solver,1) (solver,1) (assistant,1) unparsed (Orchestrator,1) against
     # gold (solver,1) (verifier,4) (assistant,3) (assistant,7) (Orchestrator,2).
@@ -158,14 +157,14 @@ def test_every_number_by_hand(fixture_metrics) -> None:
              joint_acc=1 / 5, step_acc_pm1=2 / 5, step_acc_pm2=3 / 5, step_acc_pm3=4 / 5,
              step_acc_pm4=4 / 5, step_acc_pm5=4 / 5, mode_n=3, mode_acc=0.0,
              mean_abs_step_err=(0 + 3 + 2 + 1) / 4, n_parsed=4, parse_fail_rate=1 / 5,
-             tokens_per_traj=0.0, cost_per_traj=0.0, latency_per_traj=0.0),
+             tokens_per_traj=0.0, cost_per_traj=0.0),
     )  # fmt: skip
     # B answered r1 only (right); the other four are missing, so wrong and unparsed.
     _check(
         _row(m, B),
         dict(family="gpt", agent_acc=1 / 5, step_acc=1 / 5, joint_acc=1 / 5, mode_acc=0.0,
              mean_abs_step_err=0.0, parse_fail_rate=4 / 5, tokens_per_traj=340.0,
-             cost_per_traj=0.03, latency_per_traj=4.0),
+             cost_per_traj=0.03),
     )  # fmt: skip
 
 
@@ -341,6 +340,19 @@ def test_conventions_and_errors() -> None:
         length_bin(pl.col("n"), (5, 5))
     empty = attribution_metrics(LABELS_F, PREDS_F.clear(), RUNS_F, STEPS_F, by=BY)
     assert empty.height == 0 and tuple(empty.columns) == COLUMNS
+
+
+def test_latency_is_kept_out_of_the_metrics_in_a_timing_table() -> None:
+    """Wall-clock latency differs on every run: never in the reproducible metrics, only in
+    the table named for it (mean, median, p95, total per attributor, by hand)."""
+    from whowhen.analysis.scores import timing
+
+    assert not any("latency" in c for c in COLUMNS)
+    t = timing(PREDS_F)
+    row = t.filter(pl.col("attributor") == A).row(0, named=True)
+    assert row["predictions"] == 4 and row["latency_s_total"] == pytest.approx(6.5)
+    assert row["latency_s_mean"] == pytest.approx(6.5 / 4)
+    assert row["latency_s_p50"] == pytest.approx(1.5)  # of 0.5, 1, 2, 3
 
 
 def test_metrics_html(fixture_metrics) -> None:

@@ -28,6 +28,10 @@ STEP_KINDS = ("action", "observation", "message")
 STATUSES = ("flipped", "recovered", "invalid")
 LABEL_SOURCES = ("injection", "counterfactual", "imported", "human")
 SPLITS = ("train", "dev", "test")
+TIMING_COLUMNS = ("latency_s",)
+"""Wall-clock fields: the only values that may differ between two runs of one config.
+Every table keeps them in columns of these names; derived outputs leave them out, except
+`results/analysis/timing.csv`, which is named as such (tests/test_resume.py)."""
 NON_AGENT_ACTORS = ("user", "system")
 """Actors whose messages are inputs, not agent decisions (never a decisive step)."""
 

@@ -190,7 +190,6 @@ def scored_items(
         pl.lit(True).alias("has_row"),
         (pl.col("tokens_in").fill_null(0) + pl.col("tokens_out").fill_null(0)).alias("tokens"),
         pl.col("cost_usd").fill_null(0.0).alias("cost"),
-        pl.col("latency_s").fill_null(0.0).alias("latency"),
         pl.col("calls").fill_null(0).alias("calls"),
     )
     items = (
@@ -263,7 +262,6 @@ def _point(long: pl.DataFrame) -> pl.DataFrame:
         (~pl.col("usable")).mean().alias("parse_fail_rate"),
         pl.col("tokens").filter(has).cast(pl.Float64).mean().alias("tokens_per_traj"),
         pl.col("cost").filter(has).mean().alias("cost_per_traj"),
-        pl.col("latency").filter(has).mean().alias("latency_per_traj"),
     )
 
 
@@ -336,7 +334,7 @@ COLUMNS = (
     "joint_acc", "joint_acc_lo", "joint_acc_hi",
     *(f"step_acc_pm{k}" for k in KS),
     "mode_n", "mode_acc", "mean_abs_step_err", "n_parsed", "parse_fail_rate",
-    "tokens_per_traj", "cost_per_traj", "latency_per_traj",
+    "tokens_per_traj", "cost_per_traj",
 )  # fmt: skip
 
 
@@ -354,9 +352,10 @@ def attribution_metrics(
     """One row per attributor x breakdown group x split, with 'all' roll-ups (breakdown
     'all'/group 'all' and split 'all'). Columns in `COLUMNS`: accuracies are shares of
     items; `mode_acc` over items whose gold mode is known; `mean_abs_step_err` over
-    parsed predictions with a step; per-trajectory tokens (in + out), cost and latency are
-    means over items with a prediction row; `*_lo`/`*_hi` are seeded percentile bootstrap
-    95% intervals over trajectories."""
+    parsed predictions with a step; per-trajectory tokens (in + out) and cost are means
+    over items with a prediction row; `*_lo`/`*_hi` are seeded percentile bootstrap 95%
+    intervals over trajectories. Latency is wall-clock time, different on every run, so it
+    lives in its own table (`analysis.scores.timing`), not here."""
     by = list(dict.fromkeys(by))
     for key in by:
         _parts(key)
@@ -405,7 +404,6 @@ HEADLINE = (
     "attributor", "protocol", "family", "n", "agent_acc", "step_acc", "joint_acc",
     "step_acc_pm1", "step_acc_pm3", "step_acc_pm5", "mode_n", "mode_acc",
     "mean_abs_step_err", "parse_fail_rate", "tokens_per_traj", "cost_per_traj",
-    "latency_per_traj",
 )  # fmt: skip
 NOTE = (
     "Exact scoring over every labelled trajectory: the agent name must equal the gold agent "
@@ -414,8 +412,8 @@ NOTE = (
     "step both right; <code>step_acc_pmK</code>: step within ±K; <code>mode_acc</code>: "
     "predicted mode equals the gold mode, over the <code>mode_n</code> items whose gold "
     "mode is known; <code>mean_abs_step_err</code>: mean |predicted - gold step| over "
-    "parsed predictions; tokens (in + out), cost (USD) and latency (s) are means per "
-    "trajectory. Brackets: seeded percentile bootstrap 95% intervals over trajectories, "
+    "parsed predictions; tokens (in + out) and cost (USD) are means per trajectory "
+    "(wall-clock latency: <code>results/analysis/timing.csv</code>). Brackets: seeded percentile bootstrap 95% intervals over trajectories, "
     "the same resamples for every attributor. Baselines and shortcut predictors have "
     "protocol <code>baseline</code>, family <code>none</code>; protocol and family rows "
     "pool all attributors of the group."

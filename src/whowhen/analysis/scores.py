@@ -66,6 +66,11 @@ def funnel(continuations: pl.DataFrame) -> pl.DataFrame:
     return run_sql("funnel", {"continuations": continuations})
 
 
+def timing(predictions: pl.DataFrame) -> pl.DataFrame:
+    """Latency per attributor (`sql/timing.sql`): the run's one non-reproducible table."""
+    return run_sql("timing", {"predictions": predictions})
+
+
 def rerollout_drift(continuations: pl.DataFrame) -> pl.DataFrame:
     return run_sql("rerollout", {"continuations": continuations})
 

@@ -42,6 +42,7 @@ from whowhen.analysis.scores import (
     random_expected,
     recovery_by_mode,
     rerollout_drift,
+    timing,
 )
 from whowhen.io import atomic_path, write_json, write_text
 from whowhen.schema import (
@@ -150,6 +151,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         attributor_info=info,
     )
     write_text(outputs["breakdown"], breakdown.write_csv(float_precision=6))
+    write_text(outputs["timing"], timing(predictions).write_csv(float_precision=6))
 
     log.info("tables: %d SQL queries over %d labelled trajectories", len(TABLES), labels.height)
     items = scored_items(labels, predictions, runs, steps, info)

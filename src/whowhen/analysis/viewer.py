@@ -26,6 +26,7 @@ from whowhen.analysis.viewer_page import (
     hits,
     render_page,
 )
+from whowhen.io import atomic_path
 
 _SAFE_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -112,7 +113,8 @@ def _write_if_changed(path: Path, data: bytes) -> None:
     """Rewrite only what changed, so reruns keep mtimes (and Snakemake/DVC stay quiet)."""
     if path.exists() and path.stat().st_size == len(data) and path.read_bytes() == data:
         return
-    path.write_bytes(data)
+    with atomic_path(path) as tmp:  # a killed job never leaves half a page
+        Path(tmp).write_bytes(data)
 
 
 def copy_media(refs: set[str], root: Path, dest: Path) -> MediaSizes:
@@ -135,7 +137,8 @@ def copy_media(refs: set[str], root: Path, dest: Path) -> MediaSizes:
         target = dest / ref
         if not (target.exists() and target.stat().st_size == src.stat().st_size):
             dest.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, target)
+            with atomic_path(target) as tmp:
+                shutil.copyfile(src, tmp)
     return sizes
 
 

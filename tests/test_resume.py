@@ -1,0 +1,137 @@
+"""Crash safety end to end: a real run is killed with SIGKILL twice (during the
+continuation stage, then while the LLM attributor is calling the model), resumed each time,
+and must end with the artifacts of an uninterrupted run, repeating no completed model call.
+Timing columns (`schema.TIMING_COLUMNS`) and the timing table are the only exceptions."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+
+from whowhen.models.testserver import Behaviour, TestServer
+from whowhen.schema import TIMING_COLUMNS
+
+from .conftest import TINY
+from .workdir import make_project, snakemake
+
+CACHE = ".cache/whowhen/responses"
+
+
+def _config(url: str) -> dict:
+    config = json.loads(json.dumps(TINY))
+    config["benchmarks"] = {"arithmetic": config["benchmarks"]["arithmetic"]}  # quicker
+    config["models"] = {"mock": {"id": "openai-compatible/mock", "base_url": url}}
+    config["attribution"]["llm"] = [
+        {"name": "mock_step_by_step", "model": "mock", "protocol": "step_by_step"}
+    ]
+    config["llm"] = {"progress": False, "max_concurrency": 1}  # slow enough to kill mid-way
+    return config
+
+
+def _cached(project: Path) -> int:
+    root = project / CACHE
+    return sum(1 for p in root.rglob("*.json") if "batches" not in p.parts) if root.exists() else 0
+
+
+def _run_until_killed(project: Path, ready: Callable[[], bool], timeout: float = 300) -> None:
+    """Start the whole workflow, SIGKILL its process group once `ready()` holds."""
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", "--cores", "2", "--rerun-incomplete"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + timeout
+    try:
+        while not ready():
+            assert proc.poll() is None, "the run ended before the kill point"
+            assert time.monotonic() < deadline, "the kill point was never reached"
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _resume(project: Path) -> None:
+    assert snakemake(project, "--unlock").returncode == 0
+    proc = snakemake(project, "--cores", "2", "--rerun-incomplete")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def _artifacts(project: Path) -> dict[str, object]:
+    """Every file under results/ and reports/: Parquet as its table less the timing
+    columns, anything else as bytes; the timing table is left out."""
+    out: dict[str, object] = {}
+    for root in ("results", "reports"):
+        for path in sorted((project / root).rglob("*")):
+            if not path.is_file() or path.stem == "timing":
+                continue
+            rel = str(path.relative_to(project))
+            if path.suffix == ".parquet":
+                table = pl.read_parquet(path)
+                out[rel] = table.drop([c for c in TIMING_COLUMNS if c in table.columns])
+            else:
+                out[rel] = path.read_bytes()
+    return out
+
+
+def _asked(srv: TestServer, start: int = 0) -> set[str]:
+    """The distinct requests the server answered since `start` (identical prompts, e.g. a
+    shared prefix of two injected runs in one round, are one question)."""
+    return {json.dumps(b, sort_keys=True) for b in srv.bodies[start:]}
+
+
+def test_kill_9_twice_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> None:
+    with TestServer(Behaviour(latency_s=0.05)) as srv:
+        config = _config(srv.url)
+        clean = make_project(tmp_path / "clean", config)
+        proc = snakemake(clean, "--cores", "2")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        questions = _asked(srv)
+        assert len(questions) == _cached(clean) > 20
+
+        killed = make_project(tmp_path / "killed", config)
+        continuation = killed / "logs/continuation"
+        # 1. mid-stage in the continuation: some shards started, the dataset not yet built
+        _run_until_killed(
+            killed, lambda: continuation.exists() and any(continuation.rglob("*.log"))
+        )
+        assert not (killed / "results/dataset/labels.parquet").exists()
+        # 2. while the attributor calls the model: answers cached, predictions not written
+        assert snakemake(killed, "--unlock").returncode == 0
+        start = len(srv.bodies)
+        _run_until_killed(killed, lambda: _cached(killed) >= 10)
+        predictions = killed / "results/predictions/built/mock_step_by_step.parquet"
+        assert not predictions.exists()
+        before_kill = _asked(srv, start)
+        resume_start = len(srv.bodies)
+        _resume(killed)
+        again = _asked(srv, resume_start) & before_kill
+        # a completed, cached call is never asked again; only the one in flight at the
+        # kill (max_concurrency 1) may be
+        assert len(again) <= 1, len(again)
+        assert _asked(srv, start) == questions  # the same questions as the clean run
+        assert _cached(killed) == _cached(clean)
+
+    a, b = _artifacts(clean), _artifacts(killed)
+    assert sorted(a) == sorted(b)
+    assert len(a) > 50
+    for rel, value in a.items():
+        if isinstance(value, pl.DataFrame):
+            assert value.equals(b[rel]), rel
+        else:
+            assert value == b[rel], rel
+    preds = pl.read_parquet(killed / "results/predictions/built/mock_step_by_step.parquet")
+    assert preds["parse_ok"].all() and preds.height > 0
