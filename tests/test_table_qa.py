@@ -79,6 +79,29 @@ def test_sql_errors_are_observations() -> None:
         assert out == "Error: only a single SELECT query is allowed"
 
 
+def test_agent_sql_is_contained(tmp_path) -> None:
+    """No files through SQL, a runaway query stopped at its time limit, a huge result cut
+    to 20 rows; the episode goes on after each."""
+    from whowhen.benchmarks.table_qa import run_sql
+
+    secret = tmp_path / "secret.csv"
+    secret.write_text("a\n42\n")
+    env = TableQAEnv(TASKS[0])
+    env.reset()
+
+    def sql(query: str) -> str:
+        return env.step(Action("a", "", "sql", {"query": query}))[1]
+
+    assert "disabled by configuration" in sql(f"SELECT * FROM read_csv('{secret}')")
+    assert "disabled by configuration" in sql(
+        "WITH t AS (SELECT 1) SELECT * FROM read_parquet('/etc/passwd')"
+    )
+    out = run_sql(env._con, "SELECT count(*) FROM range(100000000000)", time_limit_s=0.5)
+    assert out == "Error: the query ran past its time limit (0.5 s) and was stopped"
+    assert sql("SELECT * FROM range(10000000)").endswith("(more than 20 rows)")
+    assert sql("SELECT SUM(units) AS s FROM sales").startswith("s\n")  # still usable
+
+
 def test_episodes_do_not_see_each_other() -> None:
     a, b = TableQAEnv(TASKS[0]), TableQAEnv(TASKS[1])
     a.reset()

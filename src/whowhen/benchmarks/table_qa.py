@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import re
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -147,17 +148,36 @@ def query_for(agg: str, measure: str, product: str, region: str, month: int) -> 
 _READ_ONLY = re.compile(r"^\s*(select|with)\b", re.I)
 
 
-def run_sql(con: duckdb.DuckDBPyConnection, query: str, max_rows: int = 20) -> str:
+SQL_TIME_LIMIT_S = 5.0
+"""Wall-time limit of one agent query: a runaway join is interrupted, not waited for."""
+
+
+def run_sql(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    max_rows: int = 20,
+    time_limit_s: float = SQL_TIME_LIMIT_S,
+) -> str:
     """Run one read-only query; anything else is refused, so no episode can change the
-    shared database another episode reads."""
+    shared database another episode reads. The agent's SQL is contained like its Python:
+    no file system (`_database`), a memory cap, a wall-time limit, at most `max_rows` rows
+    back. A hit limit is reported to the agent as the tool's error. Known gap: DuckDB
+    checks for the interrupt between vectors, and a few operators (building one huge list)
+    run long before they look; the memory cap still bounds them."""
     if not _READ_ONLY.match(query) or query.strip().rstrip(";").count(";"):
         return "Error: only a single SELECT query is allowed"
+    timer = threading.Timer(time_limit_s, con.interrupt)
+    timer.start()
     try:
         result = con.execute(query)
         names = [d[0] for d in result.description or []]
         rows = result.fetchmany(max_rows + 1)
+    except duckdb.InterruptException:
+        return f"Error: the query ran past its time limit ({time_limit_s:g} s) and was stopped"
     except duckdb.Error as exc:
         return f"Error: {str(exc).splitlines()[0]}"
+    finally:
+        timer.cancel()
     lines = [",".join(names)] + [
         ",".join(
             "" if v is None else format_number(v) if isinstance(v, float) else str(v) for v in row
@@ -169,9 +189,16 @@ def run_sql(con: duckdb.DuckDBPyConnection, query: str, max_rows: int = 20) -> s
     return "\n".join(lines)
 
 
+SQL_MEMORY = "256MB"
+
+
 @lru_cache(maxsize=1)
 def _database() -> duckdb.DuckDBPyConnection:
-    return duckdb.connect()
+    """One in-memory database for every episode: no file access (an agent cannot read
+    or write files through SQL), a memory cap, one thread."""
+    return duckdb.connect(
+        config={"enable_external_access": False, "memory_limit": SQL_MEMORY, "threads": "1"}
+    )
 
 
 class TableQAEnv(AnswerEnv):
