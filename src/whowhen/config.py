@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -12,9 +14,31 @@ import yaml
 from whowhen.errors import WhowhenError
 
 
-def config_schema() -> dict[str, Any]:
+@functools.cache
+def _schema() -> dict[str, Any]:
     text = resources.files("whowhen").joinpath("data", "config.schema.yaml").read_text()
     return yaml.safe_load(text)
+
+
+def config_schema() -> dict[str, Any]:
+    """The config's JSON schema (parsed once; each caller gets its own copy)."""
+    return copy.deepcopy(_schema())
+
+
+def _odd_key(value: Any, path: tuple[str, ...] = ()) -> tuple[str, Any] | None:
+    """(dotted path, key) of the first mapping key that is not text: YAML reads `1:`,
+    `true:` or `null:` as a number, boolean or null, which the schema cannot name."""
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            if not isinstance(key, str):
+                return ".".join([*path, str(key)]), key
+            if found := _odd_key(sub, (*path, key)):
+                return found
+    elif isinstance(value, list):
+        for i, sub in enumerate(value):
+            if found := _odd_key(sub, (*path, str(i))):
+                return found
+    return None
 
 
 def _fill_defaults(value: Any, schema: dict[str, Any]) -> None:
@@ -32,6 +56,9 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
 
     Reports the error jsonschema ranks most relevant, so a typo in a key says which key.
     """
+    odd = _odd_key(config)
+    if odd:
+        raise WhowhenError(f"key {odd[1]!r} is not text (quote it)", path=source, field=odd[0])
     schema = config_schema()
     validator = jsonschema.Draft202012Validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(config))
@@ -75,20 +102,28 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
     return config
 
 
+def _exists(path: Path) -> bool:
+    """Path.exists that says False, not OSError, for a name the system cannot look up."""
+    try:
+        return path.exists()
+    except OSError:  # e.g. a file name over the system's length limit
+        return False
+
+
 def check_files(config: dict[str, Any], source: str = "config", root: str | Path = ".") -> None:
     """Input files named by the config must exist: say which key names a missing one."""
     path = Path(root) / config["taxonomy"]["file"]
-    if not path.exists():
+    if not _exists(path):
         raise WhowhenError(
             f"file not found: {config['taxonomy']['file']}", path=source, field="taxonomy.file"
         )
     for name, bench in config["benchmarks"].items():
-        if "file" in bench and not (Path(root) / bench["file"]).exists():
+        if "file" in bench and not _exists(Path(root) / bench["file"]):
             raise WhowhenError(
                 f"file not found: {bench['file']}", path=source, field=f"benchmarks.{name}.file"
             )
     for i, item in enumerate(config.get("imports", [])):
-        if not item["optional"] and not (Path(root) / item["path"]).exists():
+        if not item["optional"] and not _exists(Path(root) / item["path"]):
             raise WhowhenError(
                 f"file not found: {item['path']} (set optional: true to allow that)",
                 path=source,
@@ -99,12 +134,19 @@ def check_files(config: dict[str, Any], source: str = "config", root: str | Path
 def load_config(path: str | Path, root: str | Path = ".") -> dict[str, Any]:
     """Load, validate and check a config; relative paths in it are taken from `root`."""
     path = Path(path)
-    if not path.exists():
+    if not _exists(path):
         raise WhowhenError("config file not found", path=str(path))
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise WhowhenError(f"not valid YAML ({str(exc).splitlines()[0]})", path=str(path)) from None
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise WhowhenError(f"not UTF-8 text (byte {exc.start})", path=str(path)) from None
+    except RecursionError:
+        raise WhowhenError("not valid YAML (nested too deeply)", path=str(path)) from None
+    except (yaml.YAMLError, ValueError, TypeError, AttributeError) as exc:
+        # PyYAML's constructors raise plain ValueError & co for scalars such as a 13th month
+        # (`2001-13-01`), `!!int 'z'` or an integer over Python's 4300-digit limit
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise WhowhenError(f"not valid YAML ({first})", path=str(path)) from None
     if not isinstance(data, dict):
         raise WhowhenError("config must be a mapping of sections", path=str(path))
     config = validate_config(data, str(path))

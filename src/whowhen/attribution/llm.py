@@ -158,29 +158,36 @@ def build_request(
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+_DECODER = json.JSONDecoder()
 
 
 def json_object(text: str) -> dict[str, Any]:
-    """The first JSON object in a reply (inside a code fence if there is one)."""
+    """The first JSON object in a reply (inside a code fence if there is one). Braces inside
+    its strings are fine; anything unusable (bad or truncated JSON, an over-long number,
+    nesting too deep for the decoder) is a ParseError."""
     fenced = _FENCE.search(text)
     if fenced:
         text = fenced.group(1)
     start = text.find("{")
     if start < 0:
         raise ParseError("no JSON object in the answer")
-    depth = 0
-    for i, ch in enumerate(text[start:], start):
-        depth += ch == "{"
-        depth -= ch == "}"
-        if depth == 0:
-            try:
-                value = json.loads(text[start : i + 1])
-            except json.JSONDecodeError as exc:
+    try:
+        value = _DECODER.raw_decode(text, start)[0]
+    except json.JSONDecodeError as exc:
+        depth = 0
+        for ch in text[start:]:
+            depth += ch == "{"
+            depth -= ch == "}"
+            if depth == 0:
                 raise ParseError(f"invalid JSON ({exc.msg})") from None
-            if not isinstance(value, dict):
-                raise ParseError("the JSON answer is not an object")
-            return value
-    raise ParseError("unterminated JSON object")
+        raise ParseError("unterminated JSON object") from None
+    except RecursionError:
+        raise ParseError("invalid JSON (nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer over Python's 4300-digit limit
+        raise ParseError(f"invalid JSON ({str(exc).split(':')[0]})") from None
+    if not isinstance(value, dict):
+        raise ParseError("the JSON answer is not an object")
+    return value
 
 
 _json_object = json_object  # the earlier private name
@@ -211,7 +218,10 @@ def parse_answer(
     digits = re.search(r"-?\d+", str(data.get("step", "")))
     if not digits:
         raise ParseError(f"step {data.get('step')!r} is not a number")
-    step = int(digits.group(0))
+    try:
+        step = int(digits.group(0))
+    except ValueError:  # more digits than Python converts
+        raise ParseError(f"step of {len(digits.group(0))} digits is not a step index") from None
     if step not in steps:
         raise ParseError(f"step {step} is not an agent step of this trajectory")
     return agent, step, clean_mode(data.get("mode"), modes), str(data.get("reason") or "")
@@ -363,17 +373,23 @@ def drive(client: Any, conversations: list[Conversation]) -> list[tuple[Verdict,
     return list(zip(cast(list[Verdict], verdicts), results, strict=True))  # all finished
 
 
+def _storable(text: str | None) -> str | None:
+    """Text as Parquet can hold it: a lone surrogate (a reply's `"\\ud800"` JSON escape)
+    becomes "?" instead of failing the whole predictions table."""
+    return None if text is None else text.encode("utf-8", "replace").decode("utf-8")
+
+
 def prediction_row(name: str, run_id: str, v: Verdict, results: list[ChatResult]) -> dict[str, Any]:
     last = results[-1] if results else None
     raw = (last.text if last.text is not None else last.error) if last else None
     return {
         "run_id": run_id,
         "attributor": name,
-        "agent": v.agent if v.ok else None,
+        "agent": _storable(v.agent) if v.ok else None,
         "step": v.step if v.ok else None,
-        "mode": v.mode if v.ok else None,
-        "reason": v.reason,
-        "raw_output": raw,
+        "mode": _storable(v.mode) if v.ok else None,
+        "reason": _storable(v.reason),
+        "raw_output": _storable(raw),
         "parse_ok": v.ok,
         "calls": len(results),  # calls this answer took, repairs and cache hits included
         "tokens_in": sum(r.usage.input_tokens for r in results),

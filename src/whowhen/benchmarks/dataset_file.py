@@ -45,34 +45,80 @@ class Task:
     media: tuple[str, ...] = ()
 
 
+def _is_file(path: str | Path) -> bool:
+    """Path.is_file that says False, not OSError, for a name the system cannot look up."""
+    try:
+        return Path(path).is_file()
+    except OSError:  # e.g. a file name over the system's length limit
+        return False
+
+
 def _records(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         raise WhowhenError("benchmark file not found", path=str(path), field="file")
     if path.suffix == ".parquet":
-        return pl.read_parquet(path).to_dicts()
+        try:
+            return pl.read_parquet(path).to_dicts()
+        except Exception as exc:  # polars raises several error types for a bad file
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise WhowhenError(f"not a readable Parquet file ({first})", path=str(path)) from None
     if path.suffix not in (".jsonl", ".json"):
         raise WhowhenError("expected a .jsonl or .parquet file", path=str(path), field="file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise WhowhenError(f"cannot read ({exc.strerror})", path=str(path)) from None
     records = []
-    for line_no, line in enumerate(path.read_text().splitlines(), start=1):
+    # split on "\n" only: str.splitlines would also split inside a record at U+2028 & co
+    for line_no, line in enumerate(data.split(b"\n"), start=1):
         if not line.strip():
             continue
+        where = {"path": str(path), "record": f"line {line_no}"}
         try:
-            record = json.loads(line)
+            record = json.loads(line.decode("utf-8"))
         except json.JSONDecodeError as exc:
-            raise WhowhenError(
-                f"not valid JSON: {exc.msg}", path=str(path), record=f"line {line_no}"
-            ) from None
+            raise WhowhenError(f"not valid JSON: {exc.msg}", **where) from None
+        except UnicodeDecodeError as exc:
+            raise WhowhenError(f"not UTF-8 text (byte {exc.start})", **where) from None
+        except RecursionError:
+            raise WhowhenError("not valid JSON: nested too deeply", **where) from None
+        except ValueError as exc:  # json raises a plain ValueError for an over-long integer
+            raise WhowhenError(f"not valid JSON: {str(exc).split(':')[0]}", **where) from None
         if not isinstance(record, dict):
-            raise WhowhenError("a record must be a JSON object", path=str(path), record=line_no)
+            raise WhowhenError("a record must be a JSON object", **where)
         records.append(record)
     return records
 
 
-def _choices_text(choices: Any) -> str:
+def _utf8(text: str, field: str, where: dict[str, str]) -> str:
+    """`text`, or an error naming the field when it holds an unpaired surrogate (from a
+    `\\ud800` JSON escape), which no prompt or table can carry."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise WhowhenError(
+            f"text holds an unpaired surrogate (character {exc.start})", field=field, **where
+        ) from None
+    return text
+
+
+def _choices_text(choices: Any, field: str, where: dict[str, str]) -> str:
+    """Lettered options (A-J, what the multiple-choice rule reads) from a list, or the given
+    letters of a dict; anything else is an error naming the field."""
     if isinstance(choices, dict):
         items = [(str(k), str(v)) for k, v in choices.items()]
+    elif isinstance(choices, list | tuple):
+        if len(choices) > len(LETTERS):
+            raise WhowhenError(
+                f"{len(choices)} choices: at most {len(LETTERS)} (A-J)", field=field, **where
+            )
+        items = [(LETTERS[i], str(v)) for i, v in enumerate(choices)]
     else:
-        items = [(LETTERS[i], str(v)) for i, v in enumerate(choices or [])]
+        raise WhowhenError(
+            f"choices must be a list or an object, got {type(choices).__name__}",
+            field=field,
+            **where,
+        )
     return "\n".join(f"({letter}) {text}" for letter, text in items)
 
 
@@ -90,24 +136,32 @@ def load_tasks(name: str, cfg: dict[str, Any], seed: int = 0) -> list[Task]:
         for key in ("question", "answer"):
             if record.get(fields[key]) in (None, ""):
                 raise WhowhenError(f"no {key}", field=fields[key], **where)
-        question = str(record[fields["question"]])
+        question = _utf8(str(record[fields["question"]]), fields["question"], where)
         if fields.get("choices") and record.get(fields["choices"]):
-            question += "\n\nOptions:\n" + _choices_text(record[fields["choices"]])
+            options = _choices_text(record[fields["choices"]], fields["choices"], where)
+            question += "\n\nOptions:\n" + _utf8(options, fields["choices"], where)
         media: list[str] = []
         if fields.get("image"):
             value = record.get(fields["image"])
             paths = value if isinstance(value, list) else [value] if value else []
             for item in paths:
                 file = (path.parent / str(item)) if not Path(str(item)).is_absolute() else item
-                if not Path(file).exists():
+                if not _is_file(file):
                     raise WhowhenError(f"image {item!r} not found", field=fields["image"], **where)
-                media.append(put_file(file))
+                try:
+                    media.append(put_file(file))
+                except OSError as exc:
+                    raise WhowhenError(
+                        f"image {item!r} cannot be read ({exc.strerror})",
+                        field=fields["image"],
+                        **where,
+                    ) from None
         raw_id = record.get(fields["id"], index)
         tasks.append(
             Task(
                 f"{name}-{stable_id(name, path.name, raw_id)[:10]}",
                 question,
-                str(record[fields["answer"]]),
+                _utf8(str(record[fields["answer"]]), fields["answer"], where),
                 tuple(media),
             )
         )

@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.datasets.common import ImportResult, base_run, label_row, step_row
+from whowhen.datasets.common import ImportResult, base_run, label_row, parse_json, step_row
 from whowhen.datasets.who_and_when import agent_of_role
 from whowhen.errors import WhowhenError
 from whowhen.schema import STEP_KINDS, canonical_json, stable_id
@@ -62,8 +62,19 @@ def _get(record: dict[str, Any], key: str | None) -> Any:
 def _order(value: Any) -> float:
     try:
         return float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return float("inf")
+
+
+def _text(value: Any) -> str | None:
+    """A text column's value: text as is, any other value as canonical JSON (or its str when
+    JSON cannot hold it, e.g. a date from Parquet)."""
+    if value is None or isinstance(value, str):
+        return value
+    try:
+        return canonical_json(value)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def read_records(path: Path, fmt: str, result: ImportResult) -> list[tuple[str, dict]]:
@@ -78,14 +89,20 @@ def read_records(path: Path, fmt: str, result: ImportResult) -> list[tuple[str, 
                 f"not a readable Parquet file ({str(exc).splitlines()[0]})", path=str(path)
             ) from None
         return [(f"#{i}", row) for i, row in enumerate(frame.to_dicts())]
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise WhowhenError(f"cannot read ({exc.strerror})", path=str(path)) from None
     records = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    # JSON Lines are split on "\n" only: str.splitlines would also split inside a record
+    # at U+2028, U+0085 or a form feed, which JSON strings may hold unescaped
+    for n, line in enumerate(data.split(b"\n"), start=1):
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            result.fail(WhowhenError(f"bad JSON ({exc.msg})", path=str(path), record=f"line {n}"))
+            value = parse_json(line, path=str(path), record=f"line {n}")
+        except WhowhenError as exc:
+            result.fail(exc)
             continue
         if not isinstance(value, dict):
             result.fail(WhowhenError("not a JSON object", path=str(path), record=f"line {n}"))
@@ -121,14 +138,13 @@ def _trajectory(
                 "step content must be text", field=f"step {i}: {fields.get('content')}"
             )
         role = _get(step, fields.get("role"))
-        actor = _get(step, fields.get("actor")) or (agent_of_role(role) if role else None)
+        actor = _get(step, fields.get("actor")) or (agent_of_role(str(role)) if role else None)
         kind = _get(step, fields.get("kind")) or "message"
         if kind not in STEP_KINDS:
             raise WhowhenError(
                 f"kind {kind!r} is not one of {', '.join(STEP_KINDS)}",
                 field=f"step {i}: {fields.get('kind')}",
             )
-        args = _get(step, fields.get("tool_args"))
         rows.append(
             step_row(
                 run_id,
@@ -137,8 +153,8 @@ def _trajectory(
                 content,
                 role=None if role is None else str(role),
                 kind=kind,
-                tool=_get(step, fields.get("tool")),
-                tool_args=args if isinstance(args, str) or args is None else canonical_json(args),
+                tool=_text(_get(step, fields.get("tool"))),
+                tool_args=_text(_get(step, fields.get("tool_args"))),
             )
         )
     if not rows:
@@ -162,14 +178,19 @@ def _trajectory(
         str(text["task_id"] or source_id),
         str(text["system"] or dataset),
         "multi" if len({r["actor"] for r in rows}) > 2 else "single",
-        subset=text["subset"],
-        question=text["question"],
+        subset=_text(text["subset"]),
+        question=_text(text["question"]),
         gold_answer=None if text["gold_answer"] is None else str(text["gold_answer"]),
         n_steps=len(rows),
         meta=canonical_json({"source_id": source_id, "record": name}),
     )
     label = label_row(
-        run_id, agent, step_index, text["reason"], mode=text["mode"], category=text["category"]
+        run_id,
+        agent,
+        step_index,
+        _text(text["reason"]),
+        mode=_text(text["mode"]),
+        category=_text(text["category"]),
     )
     return run_row, rows, label
 
@@ -194,6 +215,7 @@ def import_generic(
                 items.sort(key=lambda item: _order(_get(item[1], mapping["step"])))
             merged = {k: v for _, rec in reversed(items) for k, v in rec.items() if v is not None}
             groups.append((items[0][0], merged, [rec for _, rec in items]))
+    seen: dict[str, str] = {}  # run id -> the record that imported it
     for name, rec, steps in groups:
         if not isinstance(steps, list):
             result.fail(
@@ -207,5 +229,17 @@ def import_generic(
         except WhowhenError as exc:
             result.fail(f"{path}: record {name}: {exc}")
             continue
-        result.add(run, step_rows, label, str(path), name)
+        if run["run_id"] in seen:
+            source_id = json.loads(run["meta"])["source_id"]
+            result.fail(
+                WhowhenError(
+                    f"duplicate run id {source_id!r} (record {seen[run['run_id']]} has it)",
+                    path=str(path),
+                    record=name,
+                    field=mapping["run_id"],
+                )
+            )
+            continue
+        if result.add(run, step_rows, label, str(path), name):
+            seen[run["run_id"]] = name
     return result

@@ -9,12 +9,11 @@ is a step, and the original indexing is kept.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
-from whowhen.datasets.common import ImportResult, base_run, label_row, step_row
+from whowhen.datasets.common import ImportResult, base_run, label_row, parse_json, step_row
 from whowhen.errors import WhowhenError
 from whowhen.schema import canonical_json, stable_id
 
@@ -48,12 +47,17 @@ def _key(path: Path) -> tuple[int, str]:
     return (int(path.stem), path.stem) if path.stem.isdigit() else (10**9, path.stem)
 
 
-def _require(data: dict[str, Any], key: str, source: str, kind: type = str) -> Any:
+def _require(
+    data: dict[str, Any], key: str, source: str, kind: type | tuple[type, ...] = str
+) -> Any:
     if key not in data:
         raise WhowhenError("missing field", path=source, field=key)
     if not isinstance(data[key], kind):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
         raise WhowhenError(
-            f"expected {kind.__name__}, got {type(data[key]).__name__}", path=source, field=key
+            f"expected {' or '.join(k.__name__ for k in kinds)}, got {type(data[key]).__name__}",
+            path=source,
+            field=key,
         )
     return data[key]
 
@@ -90,7 +94,7 @@ def parse_record(data: Any, subset: str, source: str) -> tuple[dict, list[dict],
             )
         role = entry.get("role")
         name = entry.get("name")
-        if not isinstance(role, str) and not isinstance(name, str):
+        if not isinstance(role, str) and not (isinstance(name, str) and name):
             raise WhowhenError(
                 "entry needs a 'role' or 'name'", path=source, field=f"history.{i}.role"
             )
@@ -127,17 +131,13 @@ def import_who_and_when(path: str | Path) -> ImportResult:
         for file in sorted(folder.glob("*.json"), key=_key):
             source = str(file)
             try:
-                data = json.loads(file.read_text(encoding="utf-8"))
+                data = parse_json(file.read_bytes(), path=source)
                 run, steps, label = parse_record(data, subset, source)
-            except json.JSONDecodeError as exc:
-                result.fail(WhowhenError(f"bad JSON (line {exc.lineno}: {exc.msg})", path=source))
+            except WhowhenError as exc:
+                result.fail(exc)
                 continue
-            except (WhowhenError, UnicodeDecodeError) as exc:
-                result.fail(
-                    exc
-                    if isinstance(exc, WhowhenError)
-                    else WhowhenError("not UTF-8 text", path=source)
-                )
+            except OSError as exc:  # e.g. a folder named like a JSON file
+                result.fail(WhowhenError(f"cannot read ({exc.strerror})", path=source))
                 continue
             result.add(run, steps, label, source, Path(source).stem)
     return result
