@@ -414,8 +414,9 @@ NOTE = (
     "mode is known; <code>mean_abs_step_err</code>: mean |predicted - gold step| over "
     "parsed predictions; tokens (in + out) and cost (USD) are means per trajectory "
     "(wall-clock latency: <code>results/analysis/timing.csv</code>). Brackets: seeded "
-    "percentile bootstrap 95% intervals over trajectories, the same resamples for every attributor. Baselines and shortcut predictors have "
-    "protocol <code>baseline</code>, family <code>none</code>; protocol and family rows "
+    "percentile bootstrap 95% intervals over trajectories, the same resamples for every "
+    "attributor. Baselines and shortcut predictors have protocol <code>baseline</code>, "
+    "family <code>none</code>; protocol and family rows "
     "pool all attributors of the group."
 )
 
