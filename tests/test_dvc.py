@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+from pathlib import Path
 
 import yaml
 
@@ -74,3 +76,33 @@ def test_changing_injection_seed_reruns_injection_onwards_only(tmp_path, monkeyp
     assert page.count("vegaEmbed") == 2  # the two data series (bars, scatter), drawn
     assert "Exact step accuracy per attributor" in page and "cost_per_traj" in page
     assert "cross_modality.png" in page
+
+    # the outputs travel through a DVC remote: a folder here, s3://... or a shared path alike
+    for cmd in (
+        ["git", "add", "-A"],
+        [*git[:-1], "second run"],
+        ["dvc", "remote", "add", "-d", "store", str(tmp_path / "store")],
+        ["dvc", "push"],
+    ):
+        proc = run(cmd, project)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    before = _tree(project)
+    assert len(before) > 50
+    shutil.rmtree(project / "results")
+    shutil.rmtree(project / "reports")
+    # DVC restores the cached outputs; metrics.json (cache: false) and .gitignores are in git
+    for cmd in (["dvc", "pull"], ["git", "checkout", "--", "results", "reports"]):
+        proc = run(cmd, project)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert _tree(project) == before
+    assert run(["dvc", "status"], project).stdout.strip().endswith("up to date.")
+
+
+def _tree(project: Path) -> dict[str, bytes]:
+    """Every file under results/ and reports/, by path."""
+    return {
+        str(p.relative_to(project)): p.read_bytes()
+        for folder in ("results", "reports")
+        for p in sorted((project / folder).rglob("*"))
+        if p.is_file()
+    }
