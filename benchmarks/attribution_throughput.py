@@ -38,7 +38,7 @@ from whowhen.attribution.oracle import oracle_attribute
 from whowhen.attribution.tracer import fit as tracer_fit
 from whowhen.attribution.tracer import predict as tracer_predict
 from whowhen.config import load_config
-from whowhen.continuation import build_dataset, continue_injections
+from whowhen.continuation import continue_injections, dataset_from_config
 from whowhen.injection import plan_injections
 from whowhen.models import make_runner
 from whowhen.rollouts import run_rollouts
@@ -94,14 +94,7 @@ def build(cfg: dict[str, Any], benches: dict[str, dict[str, Any]]) -> dict[str, 
                     slips=slips,
                 )
             )
-    return build_dataset(
-        parts,
-        cont["split_seed"],
-        cont["train_fraction"],
-        cont.get("dev_fraction", 0.0),
-        cont.get("balance_agents", False),
-        cont.get("single_error", False),
-    )
+    return dataset_from_config(parts, cont)
 
 
 def row(name: str, n: int, seconds: float, requests: float = 0.0, calls: float = 0.0) -> str:

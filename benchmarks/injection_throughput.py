@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from sandbox_clock import CLOCK
 
 import whowhen.continuation
-import whowhen.sandbox
 from whowhen.agents import has_policy
 from whowhen.config import load_config
 from whowhen.continuation import continue_injections
@@ -44,29 +44,18 @@ from whowhen.taxonomy import load_taxonomy
 ROOT = Path(__file__).resolve().parents[1]
 
 _rerollout_s = 0.0  # time in the re-rollout comparison
-_sandbox_s = 0.0  # time in sandboxed code execution (HumanEval checks, run_python)
 _rerollout_sandbox_s = 0.0  # the part of it inside the re-rollout comparison
 _compare_rerollout = whowhen.continuation._compare_rerollout
-_run_python = whowhen.sandbox.run_python
 
 
 def _timed_compare_rerollout(*args, **kwargs):  # type: ignore[no-untyped-def]
     global _rerollout_s, _rerollout_sandbox_s
-    start, sandbox = time.perf_counter(), _sandbox_s
+    start, sandbox = time.perf_counter(), CLOCK.seconds
     try:
         return _compare_rerollout(*args, **kwargs)
     finally:
         _rerollout_s += time.perf_counter() - start
-        _rerollout_sandbox_s += _sandbox_s - sandbox
-
-
-def _timed_run_python(*args, **kwargs):  # type: ignore[no-untyped-def]
-    global _sandbox_s
-    start = time.perf_counter()
-    try:
-        return _run_python(*args, **kwargs)
-    finally:
-        _sandbox_s += time.perf_counter() - start
+        _rerollout_sandbox_s += CLOCK.seconds - sandbox
 
 
 def pairs(cfg: dict[str, Any]) -> list[tuple[str, str]]:
@@ -99,8 +88,8 @@ def measure(
         step_selection=selection,
     )
     plan_s = time.perf_counter() - start
-    global _rerollout_s, _sandbox_s, _rerollout_sandbox_s
-    _rerollout_s = _sandbox_s = _rerollout_sandbox_s = 0.0
+    global _rerollout_s, _rerollout_sandbox_s
+    _rerollout_s = _rerollout_sandbox_s = CLOCK.seconds = 0.0
     start = time.perf_counter()
     parts = continue_injections(
         planned,
@@ -114,7 +103,7 @@ def measure(
     )
     extra_s = _rerollout_s if rerollout else None
     cont_s = time.perf_counter() - start - _rerollout_s
-    code_s = _sandbox_s - _rerollout_sandbox_s
+    code_s = CLOCK.seconds - _rerollout_sandbox_s
     cont = parts["continuations"]
     return {
         "benchmark": bench,
@@ -166,7 +155,7 @@ def main() -> None:
     per_run = args.per_run or cfg["injection"]["per_run"]
     rerollout = bool(cfg["continuation"].get("rerollout")) and not args.no_rerollout
     whowhen.continuation._compare_rerollout = _timed_compare_rerollout
-    whowhen.sandbox.run_python = _timed_run_python
+    CLOCK.install()  # time in sandboxed code (HumanEval checks, run_python)
     print(
         f"{args.tasks} tasks per pair, {per_run} injections per successful run, "
         f"seed {cfg['seed']}, slip rate {cfg['rollouts']['slip_rate']}"

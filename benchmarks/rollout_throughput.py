@@ -21,7 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import whowhen.sandbox
+from sandbox_clock import CLOCK
+
 from whowhen.agents import SYSTEMS
 from whowhen.benchmarks import get_benchmark
 from whowhen.rollouts import run_rollouts
@@ -29,22 +30,9 @@ from whowhen.rollouts import run_rollouts
 ROOT = Path(__file__).resolve().parents[1]
 EXTRA = {"arithmetic": {"min_ops": 3, "max_ops": 6}}
 
-_sandbox_s = 0.0
-_run_python = whowhen.sandbox.run_python
-
-
-def _timed_run_python(*args, **kwargs):  # type: ignore[no-untyped-def]
-    global _sandbox_s
-    start = time.perf_counter()
-    try:
-        return _run_python(*args, **kwargs)
-    finally:
-        _sandbox_s += time.perf_counter() - start
-
 
 def rollouts(tasks: int) -> None:
-    global _sandbox_s
-    whowhen.sandbox.run_python = _timed_run_python
+    CLOCK.install()
     print(
         f"{'benchmark':<13} {'system':<16} {'runs':>5} {'gen s':>6} {'total s':>8} "
         f"{'code s':>7} {'runs/s':>7} {'excl. code':>10}"
@@ -55,14 +43,14 @@ def rollouts(tasks: int) -> None:
             start = time.perf_counter()
             get_benchmark(bench).make_tasks(cfg, 1)  # generation (memoized below)
             gen = time.perf_counter() - start
-            _sandbox_s = 0.0
+            CLOCK.seconds = 0.0
             start = time.perf_counter()
             runs, *_ = run_rollouts(bench, system, cfg, seed=1, slip_rate=0.0, max_steps=80)
             total = time.perf_counter() - start
-            rest = max(total - _sandbox_s, 1e-9)
+            rest = max(total - CLOCK.seconds, 1e-9)
             print(
                 f"{bench:<13} {system:<16} {runs.height:>5} {gen:>6.2f} {total:>8.2f} "
-                f"{_sandbox_s:>7.2f} {runs.height / total:>7.1f} {runs.height / rest:>10.1f}"
+                f"{CLOCK.seconds:>7.2f} {runs.height / total:>7.1f} {runs.height / rest:>10.1f}"
             )
 
 

@@ -285,6 +285,20 @@ def balance_agents(labels: pl.DataFrame, runs: pl.DataFrame, cap: float = 0.5) -
     return labels.filter(pl.col("run_id").is_in(keep))
 
 
+def dataset_from_config(
+    parts: list[dict[str, pl.DataFrame]], cfg: dict[str, Any]
+) -> dict[str, pl.DataFrame]:
+    """`build_dataset` with the config's `continuation` section (as the dataset stage)."""
+    return build_dataset(
+        parts,
+        cfg["split_seed"],
+        cfg["train_fraction"],
+        cfg.get("dev_fraction", 0.0),
+        cfg.get("balance_agents", False),
+        cfg.get("single_error", False),
+    )
+
+
 def build_dataset(
     parts: list[dict[str, pl.DataFrame]],
     seed: int,
@@ -346,15 +360,7 @@ def dataset_stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: 
         {name: read_table(inputs[name][i], spec) for name, spec in _PART_TABLES.items()}
         for i in range(len(inputs["labels"]))
     ]
-    cfg = params["continuation"]
-    data = build_dataset(
-        parts,
-        cfg["split_seed"],
-        cfg["train_fraction"],
-        cfg.get("dev_fraction", 0.0),
-        cfg.get("balance_agents", False),
-        cfg.get("single_error", False),
-    )
+    data = dataset_from_config(parts, params["continuation"])
     for name in ("runs", "steps", "labels"):
         write_table(data[name], _PART_TABLES[name], outputs[name])
     write_table(

@@ -1,4 +1,5 @@
-"""Small file helpers: atomic writes for everything that is not a Parquet table."""
+"""Small file helpers: atomic writes for everything that is not a Parquet table, and the
+one JSON reader whose every failure names the file and record."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from whowhen.errors import WhowhenError
 
 
 def _umask() -> int:
@@ -45,3 +48,21 @@ def write_text(path: str | Path, text: str) -> Path:
 
 def write_json(path: str | Path, data: Any) -> Path:
     return write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def parse_json(data: bytes | str, **where: str) -> Any:
+    """json.loads where every failure is a WhowhenError naming `where` (path, record): bad
+    JSON, bytes that are not UTF-8, nesting too deep for the decoder, an integer over
+    Python's 4300-digit limit."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = f"line {exc.lineno}: " if "\n" in exc.doc.strip() else ""
+        raise WhowhenError(f"bad JSON ({line}{exc.msg})", **where) from None
+    except UnicodeDecodeError as exc:
+        raise WhowhenError(f"not UTF-8 text (byte {exc.start})", **where) from None
+    except RecursionError:
+        raise WhowhenError("bad JSON (nested too deeply)", **where) from None
+    except ValueError as exc:  # json raises a plain ValueError for an over-long integer
+        raise WhowhenError(f"bad JSON ({str(exc).split(':')[0]})", **where) from None

@@ -156,9 +156,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     log.info("tables: %d SQL queries over %d labelled trajectories", len(TABLES), labels.height)
     items = scored_items(labels, predictions, runs, steps, info)
     names = sorted(set(predictions["attributor"]))
-    tables = dataset_tables(built_labels, built_runs, steps, continuations)
-    tables["dataset_stats"] = dsf.dataset_stats(labels, runs, steps)
-    tables["length_distribution"] = dsf.length_distribution(labels, runs, steps)
+    tables = dataset_tables(labels, runs, steps, continuations)  # every dataset's items
     tables |= attribution_tables(items, attributor_table(names, info), max_k=tolerance)
     for name in TABLES:
         write_parquet(tables[name], outputs[f"table_{name}"])
@@ -186,8 +184,8 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     )
     built = built_dataset_html(
         composition(built_labels, built_runs),
-        rerollout_drift(continuations),
-        recovery_by_mode(continuations),
+        tables["drift"],
+        tables["recovery"],
         accuracy(
             built_labels.filter(pl.col("split") == "test"), predictions, built_runs, tolerance
         ),

@@ -20,7 +20,6 @@ the agent (system `llm_react`), whose only tool is `final_answer`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from whowhen.benchmarks import Benchmark
 from whowhen.benchmarks.base import FINAL_ANSWER_TOOL, AnswerEnv, Tool
 from whowhen.benchmarks.scoring import SCORERS
 from whowhen.errors import WhowhenError
+from whowhen.io import parse_json
 from whowhen.schema import MODALITIES, stable_id
 
 LETTERS = "ABCDEFGHIJ"
@@ -74,16 +74,7 @@ def _records(path: Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         where = {"path": str(path), "record": f"line {line_no}"}
-        try:
-            record = json.loads(line.decode("utf-8"))
-        except json.JSONDecodeError as exc:
-            raise WhowhenError(f"not valid JSON: {exc.msg}", **where) from None
-        except UnicodeDecodeError as exc:
-            raise WhowhenError(f"not UTF-8 text (byte {exc.start})", **where) from None
-        except RecursionError:
-            raise WhowhenError("not valid JSON: nested too deeply", **where) from None
-        except ValueError as exc:  # json raises a plain ValueError for an over-long integer
-            raise WhowhenError(f"not valid JSON: {str(exc).split(':')[0]}", **where) from None
+        record = parse_json(line, **where)
         if not isinstance(record, dict):
             raise WhowhenError("a record must be a JSON object", **where)
         records.append(record)

@@ -6,7 +6,6 @@ bad one is reported by file, record and field and the others still import.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,24 +17,6 @@ from whowhen.errors import WhowhenError
 from whowhen.schema import LABELS, RUNS, STEPS, empty, to_arrow, write_table
 
 TABLE_SPECS = {"runs": RUNS, "steps": STEPS, "labels": LABELS}
-
-
-def parse_json(data: bytes | str, **where: str) -> Any:
-    """json.loads where every failure is a WhowhenError naming `where` (path, record): bad
-    JSON, bytes that are not UTF-8, nesting too deep for the decoder, an integer over
-    Python's 4300-digit limit."""
-    try:
-        text = data.decode("utf-8") if isinstance(data, bytes) else data
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        line = f"line {exc.lineno}: " if "\n" in exc.doc.strip() else ""
-        raise WhowhenError(f"bad JSON ({line}{exc.msg})", **where) from None
-    except UnicodeDecodeError as exc:
-        raise WhowhenError(f"not UTF-8 text (byte {exc.start})", **where) from None
-    except RecursionError:
-        raise WhowhenError("bad JSON (nested too deeply)", **where) from None
-    except ValueError as exc:  # json raises a plain ValueError for an over-long integer
-        raise WhowhenError(f"bad JSON ({str(exc).split(':')[0]})", **where) from None
 
 
 def _unstorable(rows: dict[str, list[dict[str, Any]]]) -> str:

@@ -1,0 +1,32 @@
+"""Time spent in sandboxed code, which the throughput benchmarks report apart (a few code
+pairs would otherwise hide the speed of everything else). Imported by the scripts in
+this folder: `python benchmarks/<script>.py` puts the folder on sys.path."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import whowhen.sandbox
+
+
+class SandboxClock:
+    """Wraps `whowhen.sandbox.run_python` once installed; `seconds` sums its wall time."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._run = whowhen.sandbox.run_python
+
+    def _timed(self, *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return self._run(*args, **kwargs)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+    def install(self) -> SandboxClock:
+        whowhen.sandbox.run_python = self._timed
+        return self
+
+
+CLOCK = SandboxClock()
