@@ -29,6 +29,7 @@ include: "workflow/rules/injection.smk"
 include: "workflow/rules/continuation.smk"
 include: "workflow/rules/imports.smk"
 include: "workflow/rules/attribution.smk"
+include: "workflow/rules/feedback.smk"
 include: "workflow/rules/analysis.smk"
 
 

@@ -29,6 +29,12 @@ TINY: dict[str, Any] = {
     "models": {},
     "llm": {"progress": False},
     "analysis": {"tolerance": 2},
+    "feedback": {
+        "benchmarks": ["arithmetic"],
+        "systems": ["react", "solver_verifier"],
+        "rounds": 2,
+        "sources": ["none", "random", "oracle"],
+    },
 }
 
 

@@ -28,6 +28,7 @@ def test_every_stage_has_code_deps_and_params(root) -> None:
         "continuation",
         "imports",
         "attribution",
+        "feedback",
         "analysis",
     ]
     for name, stage in stages.items():

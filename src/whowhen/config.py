@@ -93,6 +93,7 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
             raise WhowhenError(
                 f"duplicate import name {name!r}", path=source, field=f"imports.{i}.name"
             )
+    _check_feedback(config, source)
     if "arithmetic" in config["benchmarks"]:
         b = config["benchmarks"]["arithmetic"]
         if b["min_ops"] > b["max_ops"]:
@@ -100,6 +101,43 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
                 "min_ops is larger than max_ops", path=source, field="benchmarks.arithmetic.min_ops"
             )
     return config
+
+
+def _check_feedback(config: dict[str, Any], source: str) -> None:
+    """The feedback loop names known benchmarks, systems and sources. It runs on the pairs
+    the config's matrix also has, so a profile that changes `systems` needs no edit here."""
+    from whowhen.agents import LLM_SYSTEMS, SYSTEMS
+    from whowhen.benchmarks import BENCHMARKS
+    from whowhen.schema import FEEDBACK_SOURCES_FIXED
+
+    fb = config["feedback"]
+    for key, known in (
+        ("benchmarks", [*BENCHMARKS, *config["benchmarks"]]),
+        ("systems", [*SYSTEMS, *LLM_SYSTEMS]),
+    ):
+        for i, name in enumerate(fb[key]):
+            if name not in known:
+                raise WhowhenError(
+                    f"unknown {key[:-1]} {name!r}", path=source, field=f"feedback.{key}.{i}"
+                )
+    shortcuts = ("majority_agent", "position_prior", "length_prior")
+    attributors = [*config["attribution"]["attributors"]]
+    attributors += [item["name"] for item in config["attribution"]["llm"]]
+    for i, name in enumerate(fb["sources"]):
+        if name in shortcuts:
+            raise WhowhenError(
+                f"{name!r} is fitted on the labelled dataset's train split and cannot "
+                "attribute feedback reruns",
+                path=source,
+                field=f"feedback.sources.{i}",
+            )
+        if name not in FEEDBACK_SOURCES_FIXED and name not in attributors:
+            known = ", ".join([*FEEDBACK_SOURCES_FIXED, *attributors])
+            raise WhowhenError(
+                f"unknown feedback source {name!r} (known: {known})",
+                path=source,
+                field=f"feedback.sources.{i}",
+            )
 
 
 def _exists(path: Path) -> bool:

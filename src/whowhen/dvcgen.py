@@ -28,6 +28,7 @@ STAGE_ORDER = (
     "continuation",
     "imports",
     "attribution",
+    "feedback",
     "analysis",
 )
 CONFIG = "config/config.yaml"
@@ -63,6 +64,16 @@ STAGE_CODE = {
     "continuation": ["src/whowhen/models", "src/whowhen/continuation.py", *AGENT_CODE],
     "imports": ["src/whowhen/datasets"],
     "attribution": ["src/whowhen/attribution", "src/whowhen/models", "config/prices.yaml"],
+    "feedback": [
+        "src/whowhen/feedback",
+        "src/whowhen/attribution",
+        "src/whowhen/replay",
+        "src/whowhen/models",
+        "config/prices.yaml",
+        "src/whowhen/rollouts.py",
+        "config/taxonomy.yaml",
+        *AGENT_CODE,
+    ],
     "analysis": ["src/whowhen/analysis", "workflow/report", "notebooks"],
 }
 EXTRA_OUTS = {"rollouts": ("results/media",)}
@@ -76,6 +87,18 @@ STAGE_PARAMS = {
     "continuation": ["seed", "benchmarks", "rollouts", "continuation", "agents", "models", "llm"],
     "imports": ["imports"],
     "attribution": ["attribution", "models", "llm"],
+    "feedback": [
+        "feedback",
+        "seed",
+        "benchmarks",
+        "rollouts",
+        "replay",
+        "attribution",
+        "taxonomy",
+        "agents",
+        "models",
+        "llm",
+    ],
     "analysis": ["analysis", "attribution", "models", "llm"],
 }
 METRICS = {"results/metrics.json"}

@@ -23,7 +23,7 @@ from whowhen.io import atomic_path
 
 MODALITIES = ("text", "image", "video")
 TOPOLOGIES = ("single", "multi")
-ORIGINS = ("rollout", "injected", "rerollout", "imported")
+ORIGINS = ("rollout", "injected", "rerollout", "imported", "feedback")
 STEP_KINDS = ("action", "observation", "message")
 STATUSES = ("flipped", "recovered", "invalid")
 LABEL_SOURCES = ("injection", "counterfactual", "imported", "human")
@@ -32,7 +32,10 @@ TIMING_COLUMNS = ("latency_s",)
 """Wall-clock fields: the only values that may differ between two runs of one config.
 Every table keeps them in columns of these names; derived outputs leave them out, except
 `results/analysis/timing.csv`, which is named as such (tests/test_resume.py)."""
-NON_AGENT_ACTORS = ("user", "system")
+FEEDBACK_ACTOR = "feedback"
+"""Who speaks the feedback message that opens a rerun (whowhen.feedback): outside the
+agent system, never executed by the environment, never a decisive step."""
+NON_AGENT_ACTORS = ("user", "system", FEEDBACK_ACTOR)
 """Actors whose messages are inputs, not agent decisions (never a decisive step)."""
 
 
@@ -266,6 +269,69 @@ CONTINUATIONS = TableSpec(
     allowed={"status": STATUSES},
     key=("run_id",),
 )
+
+FEEDBACK_SOURCES_FIXED = ("none", "self_critique", "oracle")
+"""Feedback sources that are not attributors: plain retry, the system's own critique and the
+gold (counterfactual replay of the failed attempt); every other source is an attributor."""
+FEEDBACK = TableSpec(
+    "feedback",
+    pa.schema(
+        [
+            ("run_id", _STR),
+            ("benchmark", _STR),
+            ("system", _STR),
+            ("modality", _STR),
+            ("task_id", _STR),
+            ("source", _STR),
+            ("round", _INT),
+            ("parent_run_id", _STR),
+            ("seed", _INT),
+            ("success", _BOOL),
+            ("score", _F64),
+            ("n_steps", _INT),
+            ("end_reason", _STR),
+            ("slips", _INT),
+            ("rechecks", _INT),
+            ("fb_agent", _STR),
+            ("fb_step", _INT),
+            ("fb_mode", _STR),
+            ("fb_reason", _STR),
+            ("fb_ok", _BOOL),
+            ("message", _STR),
+            ("gold_status", _STR),
+            ("gold_agent", _STR),
+            ("gold_step", _INT),
+            ("agent_correct", _BOOL),
+            ("step_correct", _BOOL),
+            ("fb_tokens_in", _INT),
+            ("fb_tokens_out", _INT),
+            ("fb_cost_usd", _F64),
+            ("tokens_in", _INT),
+            ("tokens_out", _INT),
+            ("cost_usd", _F64),
+        ]
+    ),
+    required=(
+        "run_id",
+        "benchmark",
+        "system",
+        "task_id",
+        "source",
+        "round",
+        "parent_run_id",
+        "success",
+        "fb_ok",
+    ),
+    allowed={"gold_status": REPLAY_STATUSES},
+    key=("run_id",),
+)
+"""One rerun of an originally failed task (round >= 1) with one feedback source: the
+feedback it was given about its parent (the failed attempt before it: the rollout in round
+1), that parent's gold decisive step where replay finds one, whether the feedback named it
+(`agent_correct`, `step_correct`: null without gold or without feedback), and how the
+rerun ended. Steps are numbered without the feedback messages (as the attributors saw the
+parent). `slips` counts the rerun's slips, `rechecks` the slips a re-check prevented. A
+solved task is not rerun, so round r has the tasks still failing after round r - 1."""
 
 PREDICTIONS = TableSpec(
     "predictions",

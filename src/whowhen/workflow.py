@@ -25,6 +25,7 @@ STAGES = {
     "imports_manifest": "whowhen.datasets:manifest_stage",
     "attribution": "whowhen.attribution:stage",
     "tracer_fit": "whowhen.attribution.tracer:fit_stage",
+    "feedback": "whowhen.feedback.stage:stage",
     "analysis": "whowhen.analysis.stage:stage",
     "viewer": "whowhen.analysis.stage:viewer_stage",
     "notebook": "whowhen.analysis.stage:notebook_stage",

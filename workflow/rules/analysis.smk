@@ -17,6 +17,7 @@ rule analysis:
         agreement=rules.taxonomy.output.agreement,
         candidates=rules.taxonomy.output.candidates,
         predictions=rules.attribution_all.input.predictions,
+        feedback=feedback_paths("attempts"),  # [] when config `feedback` selects no pair
     output:
         metrics="results/metrics.json",
         accuracy="results/analysis/accuracy.csv",

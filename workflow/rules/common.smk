@@ -9,6 +9,12 @@ SHARDS = [
 ]
 IMPORTS = {item["name"]: item for item in config["imports"]}
 ATTRIBUTORS = config["attribution"]["attributors"] + [a["name"] for a in config["attribution"]["llm"]]
+# the feedback loop's shards: the configured pairs it reruns (config `feedback`)
+FEEDBACK_SHARDS = [
+    (b, s)
+    for b, s in SHARDS
+    if b in config["feedback"]["benchmarks"] and s in config["feedback"]["systems"]
+]
 # every dataset attribution and analysis cover: the built one and each import
 DATASETS = {"built": "results/dataset"} | {n: f"results/imports/{n}" for n in IMPORTS}
 
@@ -16,6 +22,11 @@ DATASETS = {"built": "results/dataset"} | {n: f"results/imports/{n}" for n in IM
 def shard_paths(pattern):
     """Expand a {benchmark}/{system} pattern over every configured shard."""
     return [pattern.format(benchmark=b, system=s) for b, s in SHARDS]
+
+
+def feedback_paths(table):
+    """One table (attempts, runs, steps) of every feedback shard."""
+    return [f"results/feedback/{b}/{s}/{table}.parquet" for b, s in FEEDBACK_SHARDS]
 
 
 def dataset_paths(table):

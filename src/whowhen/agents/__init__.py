@@ -44,9 +44,12 @@ def make_system(
     slip: Slip | None = None,
     client: Any = None,
     bench_cfg: dict[str, Any] | None = None,
+    earlier_seeds: tuple[int, ...] = (),
+    persistence: float = 0.0,
 ) -> AgentSystem:
     """The scripted reference policy of `name` for `benchmark` (slip_rate 0 = never errs),
-    or, for an LLM system, the model behind `client` playing the agent."""
+    or, for an LLM system, the model behind `client` playing the agent. A retry of a task
+    passes the seeds of its earlier attempts and how likely their slips recur (`Slipper`)."""
     if name in LLM_SYSTEMS:
         from whowhen.agents.llm_policy import LLMReactSystem
         from whowhen.benchmarks import get_benchmark
@@ -67,7 +70,13 @@ def make_system(
         raise WhowhenError(
             f"system {name!r} has no policy for benchmark {benchmark!r}", field="systems"
         )
-    return SYSTEMS[name][benchmark](slip_rate=slip_rate, seed=seed, slip=slip)
+    return SYSTEMS[name][benchmark](
+        slip_rate=slip_rate,
+        seed=seed,
+        slip=slip,
+        earlier_seeds=earlier_seeds,
+        persistence=persistence,
+    )
 
 
 def role_prompt(system: str, benchmark: str, agent: str | None = None) -> str | None:

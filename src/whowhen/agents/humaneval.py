@@ -141,10 +141,10 @@ class PipelineSystem(ScriptedSystem):
         to = addressee(steps[-1])
         return to if to in self.agents else "coder"
 
-    def next_action(self, history: Sequence[Step]) -> Action:
+    def decide(self, history: Sequence[Step]) -> Action:
         who = self.speaker(history)
         turn = {"coder": self.code, "tester": self.test, "reviewer": self.review}[who]
-        return self._slipper(turn(history), history)
+        return turn(history)
 
     def code(self, history: Sequence[Step]) -> Action:
         reference, _ = _reference(history)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from whowhen.runtime import Action, Step
+from whowhen.runtime.feedback import split_feedback
 
 Slip = Callable[[Action, random.Random, Sequence[Step]], tuple[str, Action] | None]
 """Turns a correct action into an erroneous one, with the taxonomy mode of the error (or
@@ -38,18 +39,45 @@ class Slipper:
     """Seeded slip model: with probability `rate` an action is replaced by an erroneous one.
 
     The draw depends only on (seed, task text, step index): reproducible per rollout, and
-    independent across tasks. Every slip is appended to `log`."""
+    independent across tasks. Every slip is appended to `log`.
+
+    A retry (whowhen.feedback) is a new sample that partly repeats the last one: with
+    `earlier` set (the seeds of the task's previous attempts, oldest first), each step's
+    draw is, with probability `persistence`, the previous attempt's draw at that step (so
+    an error tends to recur, as a model's does on the same task), and otherwise a fresh one
+    from `seed`. A step the visible feedback flags for this agent is re-checked: the slip
+    drawn there does not happen (logged in `rechecks`)."""
 
     rate: float = 0.0
     seed: int = 0
     slip: Slip | None = None
     log: list[SlipRecord] = field(default_factory=list)
+    earlier: tuple[int, ...] = ()
+    persistence: float = 0.0
+    rechecks: list[int] = field(default_factory=list)
 
-    def __call__(self, action: Action, history: Sequence[Step]) -> Action:
+    def stream(self, step: int, task: str) -> random.Random:
+        """The random stream that decides a slip at `step`: this attempt's or, by the
+        persistence draw, the one the previous attempt used there (recursively)."""
+        seeds = (*self.earlier, self.seed)
+        for i in range(len(seeds) - 1, 0, -1):
+            if random.Random(f"recur:{seeds[i]}:{step}:{task}").random() >= self.persistence:
+                return random.Random(f"{seeds[i]}:{step}:{task}")
+        return random.Random(f"{seeds[0]}:{step}:{task}")
+
+    def __call__(
+        self,
+        action: Action,
+        history: Sequence[Step],
+        flagged: frozenset[tuple[str, int]] = frozenset(),
+    ) -> Action:
         if self.slip is None or self.rate <= 0:
             return action
-        rng = random.Random(f"{self.seed}:{len(history)}:{history[0].content}")
+        rng = self.stream(len(history), history[0].content)
         if rng.random() >= self.rate:
+            return action
+        if (action.actor, len(history)) in flagged:  # told this step was wrong: re-checked
+            self.rechecks.append(len(history))
             return action
         slipped = self.slip(action, rng, history)
         if slipped is None:
@@ -59,19 +87,43 @@ class Slipper:
 
 
 class ScriptedSystem:
-    """What every scripted system shares: its slip model and the slip log."""
+    """What every scripted system shares: its slip model, the slip log, and how feedback
+    reaches it. Subclasses implement `decide(history)`, the reference policy's next action;
+    it sees the history without feedback messages, and the only use of feedback is the
+    re-check of a flagged step (`Slipper`), read from the visible messages."""
 
     name: str
     topology: str
     agents: tuple[str, ...]
     policy = "scripted"
 
-    def __init__(self, slip_rate: float = 0.0, seed: int = 0, slip: Slip | None = None) -> None:
-        self._slipper = Slipper(slip_rate, seed, slip)
+    def __init__(
+        self,
+        slip_rate: float = 0.0,
+        seed: int = 0,
+        slip: Slip | None = None,
+        earlier_seeds: tuple[int, ...] = (),
+        persistence: float = 0.0,
+    ) -> None:
+        self._slipper = Slipper(
+            slip_rate, seed, slip, earlier=earlier_seeds, persistence=persistence
+        )
 
     @property
     def slips(self) -> list[SlipRecord]:
         return self._slipper.log
+
+    @property
+    def rechecks(self) -> list[int]:
+        """Steps where a re-check prompted by feedback prevented a slip."""
+        return self._slipper.rechecks
+
+    def decide(self, history: Sequence[Step]) -> Action:
+        raise NotImplementedError
+
+    def next_action(self, history: Sequence[Step]) -> Action:
+        visible, flagged = split_feedback(history)
+        return self._slipper(self.decide(visible), visible, flagged)
 
 
 def proposed_answer(history: Sequence[Step]) -> str:
@@ -89,8 +141,8 @@ class ScriptedReact(ScriptedSystem):
     def act(self, history: Sequence[Step]) -> Action:
         raise NotImplementedError
 
-    def next_action(self, history: Sequence[Step]) -> Action:
-        return self._slipper(self.act(history), history)
+    def decide(self, history: Sequence[Step]) -> Action:
+        return self.act(history)
 
 
 class ScriptedSolverVerifier(ScriptedSystem):
@@ -110,15 +162,13 @@ class ScriptedSolverVerifier(ScriptedSystem):
     def verify(self, history: Sequence[Step], since: int) -> Action:
         raise NotImplementedError
 
-    def next_action(self, history: Sequence[Step]) -> Action:
+    def decide(self, history: Sequence[Step]) -> Action:
         agent_steps = [s for s in history if s.is_agent_step]
         since = max((s.step for s in agent_steps if s.actor == "verifier"), default=0)
         last = agent_steps[-1] if agent_steps else None
         if last is not None and last.actor == "solver" and last.tool is None:
-            action = self.verify(history, since)
-        else:
-            action = self.solver_turn(history, since)
-        return self._slipper(action, history)
+            return self.verify(history, since)
+        return self.solver_turn(history, since)
 
 
 ADDRESSED = re.compile(r"^To (\w+):")
@@ -169,12 +219,10 @@ class ScriptedOrchestrator(ScriptedSystem):
         to = addressee(last)
         return to if to in self.agents else "orchestrator"
 
-    def next_action(self, history: Sequence[Step]) -> Action:
+    def decide(self, history: Sequence[Step]) -> Action:
         who = self.speaker(history)
         if who == "orchestrator":
-            action = self.orchestrate(history)
-        elif who == "verifier":
-            action = self.verify(history)
-        else:
-            action = self.work(who, history)
-        return self._slipper(action, history)
+            return self.orchestrate(history)
+        if who == "verifier":
+            return self.verify(history)
+        return self.work(who, history)

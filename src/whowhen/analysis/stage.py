@@ -25,6 +25,8 @@ from whowhen.analysis.breakdowns import (
     metrics_html,
     scored_items,
 )
+from whowhen.analysis.feedback_analysis import FEEDBACK_TABLES, feedback_html, feedback_tables
+from whowhen.analysis.feedback_analysis import FIGURES as FEEDBACK_FIGURES
 from whowhen.analysis.figures import accuracy_figure, modes_figure
 from whowhen.analysis.report import (
     built_dataset_html,
@@ -49,6 +51,7 @@ from whowhen.schema import (
     AGREEMENT,
     CANDIDATES,
     CONTINUATIONS,
+    FEEDBACK,
     LABELS,
     MODE_OVERVIEW,
     OVERVIEW,
@@ -63,7 +66,7 @@ from whowhen.schema import (
 log = logging.getLogger("whowhen.analysis")
 
 DATASET_TABLES = dsf.DATASET_TABLES
-TABLES = (*DATASET_TABLES, *ATTRIBUTION_TABLES)
+TABLES = (*DATASET_TABLES, *ATTRIBUTION_TABLES, *FEEDBACK_TABLES)
 """Tables written to results/analysis/tables/<name>.parquet (and read by the notebooks)."""
 FIGURES = {
     "dataset_stats": "Dataset",
@@ -74,6 +77,7 @@ FIGURES = {
     "modes": "Natural failures",
     "accuracy": "Attribution",
     **dict.fromkeys(ATTRIBUTION_FIGURES, "Attribution"),
+    **dict.fromkeys(FEEDBACK_FIGURES, "Attribution feedback"),
 }
 """Figure name (reports/figures/<name>.png) -> category in the Snakemake report."""
 
@@ -158,6 +162,8 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     names = sorted(set(predictions["attributor"]))
     tables = dataset_tables(labels, runs, steps, continuations)  # every dataset's items
     tables |= attribution_tables(items, attributor_table(names, info), max_k=tolerance)
+    # the feedback loop's reruns: no shard configured -> empty tables, "no data" figures
+    tables |= feedback_tables(read_tables(list(inputs.get("feedback", [])), FEEDBACK))
     for name in TABLES:
         write_parquet(tables[name], outputs[f"table_{name}"])
     bars, scatter = dvc_plots(tables["cost_performance"], split)
@@ -170,6 +176,8 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         draw(tables[name], figure[name])
     for name, draw in ATTRIBUTION_FIGURES.items():
         draw(tables[name], figure[name], split=split)
+    for name, draw in FEEDBACK_FIGURES.items():
+        draw(tables[name], figure[name])
     accuracy_figure(acc, figure["accuracy"])
     modes = read_table(inputs["mode_overview"], MODE_OVERVIEW)
     modes_figure(modes, figure["modes"])
@@ -206,6 +214,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
             + figures_html(figure, tables["cost_performance"], split, part="attribution")
             + learned_html(acc, sorted(set(built_runs["benchmark"])))
             + metrics_html(breakdown, split=split)
+            + [feedback_html(tables, figure)]
             + trajectories_html(items, runs, split),
         ),
     )

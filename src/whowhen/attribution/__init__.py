@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 
 import polars as pl
 
@@ -21,7 +22,15 @@ from whowhen.schema import PREDICTIONS, to_arrow
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ATTRIBUTORS", "BASELINES", "LLMAttributor", "attribute", "attribute_llm"]
+__all__ = [
+    "ATTRIBUTORS",
+    "BASELINES",
+    "Attributor",
+    "LLMAttributor",
+    "attribute",
+    "attribute_llm",
+    "make_attributor",
+]
 
 ATTRIBUTORS = (*BASELINES, *SHORTCUTS, *HEURISTICS)
 """Attributors `attribute()` runs; the oracle (needs the environment) and tracer-lite (needs
@@ -112,6 +121,56 @@ def llm_attributors(attribution_cfg: dict) -> dict[str, LLMAttributor]:
     return out
 
 
+Attributor = Callable[[pl.DataFrame, pl.DataFrame], pl.DataFrame]
+"""(runs, steps) -> PREDICTIONS: one configured attributor, ready to run."""
+
+
+def llm_runner(spec: LLMAttributor, params: dict) -> Attributor:
+    """An LLM attributor with its model client (cache, usage, cost) and the taxonomy's modes."""
+    from whowhen.models import make_runner
+    from whowhen.taxonomy import load_taxonomy
+
+    client = make_runner(spec.model, params["llm"], params["models"])
+    modes = [m.id for m in load_taxonomy(params["taxonomy"]).modes]
+
+    def run(runs: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+        predictions = attribute_llm(runs, steps, spec, client, modes)
+        log.info("%s: model calls %s", spec.name, client.stats.as_dict())
+        return predictions
+
+    return run
+
+
+def make_attributor(
+    name: str,
+    params: dict,
+    tracer_model: str | None = None,
+    labels: pl.DataFrame | None = None,
+) -> Attributor:
+    """The configured attributor `name`, as the attribution stage runs it on a dataset and
+    the feedback stage on failed reruns. `params` holds the config sections attribution,
+    llm, models, taxonomy (file), benchmarks, seed and replay."""
+    llm = llm_attributors(params["attribution"])
+    if name in llm:
+        return llm_runner(llm[name], params)
+    if name == ORACLE:
+        return lambda runs, steps: oracle_attribute(
+            runs,
+            steps,
+            params["benchmarks"],
+            params["seed"],
+            params["replay"]["max_probes"],
+            params["replay"]["max_steps"],
+        )
+    if name == TRACER:
+        if tracer_model is None:
+            raise WhowhenError("tracer_lite needs its fitted model", field="tracer_model")
+        model = TracerModel.load(tracer_model)
+        return lambda runs, steps: tracer_predict(model, runs, steps)
+    seed = params["attribution"]["seed"]
+    return lambda runs, steps: attribute(runs, steps, name, seed, labels)
+
+
 def stage(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> None:
     """Snakemake edge: one attributor over one dataset (built or imported)."""
     from whowhen.schema import LABELS, RUNS, STEPS, read_table, write_table
@@ -120,26 +179,5 @@ def stage(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> None:
     steps = read_table(inputs["steps"], STEPS)
     labels = read_table(inputs["labels"], LABELS)
     name = wildcards["attributor"]
-    llm = llm_attributors(params["attribution"])
-    if name in llm:
-        from whowhen.models import make_runner
-        from whowhen.taxonomy import load_taxonomy
-
-        client = make_runner(llm[name].model, params["llm"], params["models"])
-        modes = [m.id for m in load_taxonomy(params["taxonomy"]).modes]
-        predictions = attribute_llm(runs, steps, llm[name], client, modes)
-        log.info("%s: model calls %s", name, client.stats.as_dict())
-    elif name == ORACLE:
-        predictions = oracle_attribute(
-            runs,
-            steps,
-            params["benchmarks"],
-            params["seed"],
-            params["replay"]["max_probes"],
-            params["replay"]["max_steps"],
-        )
-    elif name == TRACER:
-        predictions = tracer_predict(TracerModel.load(inputs["tracer_model"]), runs, steps)
-    else:
-        predictions = attribute(runs, steps, name, params["attribution"]["seed"], labels)
-    write_table(predictions, PREDICTIONS, outputs["predictions"])
+    run = make_attributor(name, params, inputs.get("tracer_model") or None, labels)
+    write_table(run(runs, steps), PREDICTIONS, outputs["predictions"])

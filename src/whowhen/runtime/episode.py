@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from whowhen.runtime.interfaces import AgentSystem, Environment, Verdict
 from whowhen.runtime.types import Action, Step
+from whowhen.schema import FEEDBACK_ACTOR
 
 
 @dataclass
@@ -23,7 +24,10 @@ class Episode:
         ]
 
     def apply(self, env: Environment, action: Action) -> Step | None:
-        """Record the agent output, execute it, record the observation (if any); return it."""
+        """Record the agent output, execute it, record the observation (if any); return it.
+
+        A feedback message (`FEEDBACK_ACTOR`) is recorded but not executed: it comes from
+        outside the agent system, so the environment never sees it."""
         kind = "message" if action.tool is None else "action"
         self.history.append(
             Step(
@@ -36,6 +40,8 @@ class Episode:
                 cost=action.cost,
             )
         )
+        if action.actor == FEEDBACK_ACTOR:
+            return None
         result = env.step(action)
         if result is None:
             return None

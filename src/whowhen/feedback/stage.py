@@ -1,0 +1,79 @@
+"""Snakemake edge of the feedback stage: one (benchmark, system) shard, every source."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import polars as pl
+
+from whowhen.agents import LLM_SYSTEMS, agent_client
+from whowhen.attribution import Attributor
+from whowhen.benchmarks import get_benchmark
+from whowhen.feedback.attempts import Setting
+from whowhen.feedback.loop import Context, originals, run_feedback
+from whowhen.schema import FEEDBACK, RUNS, STEPS, read_table, write_table
+
+log = logging.getLogger("whowhen.feedback")
+
+
+def attributors(
+    sources: list[str], system: str, params: dict[str, Any], tracer_model: str | None
+) -> dict[str, Attributor]:
+    """The configured attributors the sources name, plus `self_critique` for an LLM-played
+    system (its own model, the all-at-once protocol)."""
+    from whowhen.attribution import LLMAttributor, llm_runner, make_attributor
+
+    named = [*params["attribution"]["attributors"]]
+    named += [item["name"] for item in params["attribution"]["llm"]]
+    out = {n: make_attributor(n, params, tracer_model) for n in sources if n in named}
+    if "self_critique" in sources and system in LLM_SYSTEMS:
+        own = LLMAttributor("self_critique", params["agents"]["model"])
+        out["self_critique"] = llm_runner(own, params)
+    return out
+
+
+def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
+    benchmark, system = wildcards["benchmark"], wildcards["system"]
+    fb = params["feedback"]
+    bench_cfg = params["bench"]
+    bench = get_benchmark(benchmark, bench_cfg)
+    tasks = {t.task_id: t for t in bench.make_tasks(bench_cfg, params["seed"])}
+    client = None
+    if system in LLM_SYSTEMS:
+        client = agent_client(params.get("agents"), params.get("llm"), params.get("models"))
+    setting = Setting(
+        benchmark,
+        system,
+        bench,
+        bench_cfg,
+        params["rollouts"]["slip_rate"],
+        fb["persistence"],
+        params["rollouts"]["max_steps"],
+        client,
+    )
+    ctx = Context(
+        setting,
+        fb["rounds"],
+        fb["seed"],
+        list(fb["sources"]),
+        attributors(fb["sources"], system, params, inputs.get("tracer_model") or None),
+        params["replay"]["max_probes"],
+        params["replay"]["max_steps"],
+    )
+    failed = originals(read_table(inputs["runs"], RUNS), read_table(inputs["steps"], STEPS), tasks)
+    log.info(
+        "feedback %s/%s: %d failed rollouts, sources %s",
+        benchmark,
+        system,
+        len(failed),
+        ", ".join(ctx.sources),
+    )
+    attempts, runs, steps = run_feedback(ctx, failed)
+    if client is not None:
+        log.info("model calls (agent): %s", client.stats.as_dict())
+    final = attempts.group_by("source").agg(pl.col("task_id").filter(pl.col("success")).n_unique())
+    log.info("feedback %s/%s solved per source: %s", benchmark, system, dict(final.iter_rows()))
+    write_table(attempts, FEEDBACK, outputs["attempts"])
+    write_table(runs, RUNS, outputs["runs"])
+    write_table(steps, STEPS, outputs["steps"])
