@@ -160,7 +160,8 @@ def test_accuracy_table_by_hand(tables) -> None:
     assert t.columns == [
         "benchmark", "system", "source", "n_tasks", "solved", "attempts", "n_feedback",
         "agent_acc", "step_acc", "step_acc_lo", "step_acc_hi", "final_rate", "final_rate_lo",
-        "final_rate_hi", "gain_over_retry", "fb_cost_usd", "fb_cost_per_task",
+        "final_rate_hi", "gain_over_retry", "r1_step_acc", "r1_step_acc_lo", "r1_step_acc_hi",
+        "r1_rate", "r1_rate_lo", "r1_rate_hi", "fb_cost_usd", "fb_cost_per_task",
     ]  # fmt: skip
     final = {
         ("arith", "none"): (2, 3),
@@ -188,6 +189,12 @@ def test_accuracy_table_by_hand(tables) -> None:
     assert random_a["step_acc"] == pytest.approx(2 / 6)
     assert random_a["agent_acc"] == pytest.approx(4 / 6)
     assert (random_a["step_acc_lo"], random_a["step_acc_hi"]) == pytest.approx(wilson(2, 6))
+    # round 1 alone: every source on the same tasks
+    assert random_a["r1_rate"] == 0.0 and random_a["r1_step_acc"] == pytest.approx(1 / 3)
+    oracle_a = _one(t, benchmark="arith", source="oracle")
+    assert oracle_a["r1_rate"] == pytest.approx(2 / 3) and oracle_a["r1_step_acc"] == 1.0
+    assert (oracle_a["r1_rate_lo"], oracle_a["r1_rate_hi"]) == pytest.approx(wilson(2, 3))
+    assert _one(t, benchmark="all", source="none")["r1_rate"] == pytest.approx(1 / 5)
     pooled = _one(t, benchmark="all", source="random")
     assert (pooled["n_feedback"], pooled["step_acc"]) == (10, pytest.approx(3 / 10))
     assert _one(t, benchmark="all", source="oracle")["step_acc"] == 1.0

@@ -138,45 +138,59 @@ def feedback_rounds_figure(table: pl.DataFrame, path: str | Path) -> Path:
     return save_figure(fig, path)
 
 
+def _accuracy_panel(
+    ax: plt.Axes, frame: pl.DataFrame, sources: list[str], styles: dict, cols: tuple[str, str]
+) -> None:
+    """Feedback step accuracy (x) against the share solved (y), one point per source;
+    a source without feedback (plain retry) has no x: a horizontal line with its band."""
+    acc, rate = cols
+    for i, source in enumerate(sources):
+        row = frame.filter(pl.col("source") == source)
+        style = styles[source]
+        y = float(row[rate][0])
+        if row[acc][0] is None:
+            ax.axhline(y, color=style["color"], ls=style["ls"], lw=1.4,
+                       label=f"{source_label(source)}: {y:.2f}")  # fmt: skip
+            ax.axhspan(float(row[f"{rate}_lo"][0]), float(row[f"{rate}_hi"][0]),
+                       color=style["color"], alpha=0.08, lw=0)  # fmt: skip
+            continue
+        ax.errorbar(
+            row[acc].to_numpy(), row[rate].to_numpy(),
+            xerr=_err(row, acc, f"{acc}_lo", f"{acc}_hi"),
+            yerr=_err(row, rate, f"{rate}_lo", f"{rate}_hi"),
+            fmt=str(style["marker"]), color=style["color"], ms=7, capsize=3, label=source,
+        )  # fmt: skip
+        ax.annotate(source, (float(row[acc][0]), y), xytext=(6, 5 if i % 2 else -12),
+                    textcoords="offset points", fontsize=8)  # fmt: skip
+    ax.set(xlim=(-0.02, 1.08), ylim=(0, 1.08),
+           xlabel="step accuracy of the feedback (names the gold decisive step)")  # fmt: skip
+
+
 def feedback_accuracy_figure(table: pl.DataFrame, path: str | Path) -> Path:
-    """Pooled over the pairs: step accuracy of each source's feedback (x) against the share
-    of failed tasks solved by the last round (y); sources without feedback (plain retry)
-    have no x and are drawn as horizontal reference lines."""
+    """Pooled over the pairs: step accuracy of each source's feedback against the share of
+    failed tasks solved, after round 1 (every source on the same tasks) and by the last
+    round."""
     frame = table.filter(pl.col("benchmark") == POOLED) if table.height else table
     if frame.height == 0:
         return empty_figure(path, "Feedback accuracy vs success", "no feedback reruns (no data)")
     sources = _sources(frame["source"].to_list())
     styles = _styles(sources)
     sns.set_theme(style="whitegrid")
-    fig, ax = plt.subplots(figsize=(7.5, 5.0))
-    for source in sources:
-        row = frame.filter(pl.col("source") == source)
-        style = styles[source]
-        y = float(row["final_rate"][0])
-        if row["step_acc"][0] is None:
-            ax.axhline(y, color=style["color"], ls=style["ls"], lw=1.4,
-                       label=f"{source_label(source)}: {y:.2f}")  # fmt: skip
-            ax.axhspan(float(row["final_rate_lo"][0]), float(row["final_rate_hi"][0]),
-                       color=style["color"], alpha=0.08, lw=0)  # fmt: skip
-            continue
-        ax.errorbar(
-            row["step_acc"].to_numpy(), row["final_rate"].to_numpy(),
-            xerr=_err(row, "step_acc", "step_acc_lo", "step_acc_hi"),
-            yerr=_err(row, "final_rate", "final_rate_lo", "final_rate_hi"),
-            fmt=str(style["marker"]), color=style["color"], ms=7, capsize=3,
-            label=f"{source} (feedback n={int(row['n_feedback'][0])})",
-        )  # fmt: skip
-        ax.annotate(source, (float(row["step_acc"][0]), y), xytext=(6, 5),
-                    textcoords="offset points", fontsize=8)  # fmt: skip
-    ax.set(
-        xlim=(-0.02, 1.08),
-        ylim=(0, 1.08),
-        xlabel="step accuracy of the feedback (names the gold decisive step)",
-        ylabel="solved by the last round",
-        title=f"Feedback accuracy vs success (pooled, n={int(frame['n_tasks'].max())} failed "
-        "tasks; 95% Wilson CI)",
+    fig, axes = plt.subplots(1, 2, figsize=(12.5, 5.0), sharey=True)
+    _accuracy_panel(axes[0], frame, sources, styles, ("r1_step_acc", "r1_rate"))
+    _accuracy_panel(axes[1], frame, sources, styles, ("step_acc", "final_rate"))
+    axes[0].set_title("after round 1 (every source on the same tasks)")
+    axes[1].set_title("by the last round")
+    axes[0].set_ylabel("share of the failed tasks solved")
+    n_fb = dict(zip(frame["source"], frame["n_feedback"], strict=True))
+    handles, labels = axes[1].get_legend_handles_labels()
+    labels = [f"{lab} (feedback n={n_fb[lab]})" if lab in n_fb else lab for lab in labels]
+    fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 0.9), fontsize=8,
+               frameon=False)  # fmt: skip
+    fig.suptitle(
+        f"Feedback accuracy vs success (pooled, n={int(frame['n_tasks'].max())} failed "
+        "tasks; 95% Wilson CI)"
     )
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
     fig.tight_layout()
     return save_figure(fig, path)
 
@@ -190,6 +204,8 @@ FIGURES = {
 FINAL_COLUMNS = (
     "source",
     "n_tasks",
+    "r1_rate",
+    "r1_step_acc",
     "solved",
     "final_rate",
     "final_rate_lo",
