@@ -120,7 +120,8 @@ def _check_feedback(config: dict[str, Any], source: str) -> None:
                 raise WhowhenError(
                     f"unknown {key[:-1]} {name!r}", path=source, field=f"feedback.{key}.{i}"
                 )
-    shortcuts = ("majority_agent", "position_prior", "length_prior")
+    from whowhen.attribution.shortcuts import SHORTCUTS as shortcuts
+
     attributors = [*config["attribution"]["attributors"]]
     attributors += [item["name"] for item in config["attribution"]["llm"]]
     for i, name in enumerate(fb["sources"]):

@@ -39,7 +39,12 @@ class Context:
     _gold: dict[str, Gold] = field(default_factory=dict)
 
     def round_seed(self, round_: int) -> int:
+        """The seed of every source's reruns in this round (a paired comparison)."""
         return self.seed * 1000 + round_
+
+    def critic_seed(self, round_: int) -> int:
+        """The seed of a scripted self-critique before this round: a new sample too."""
+        return self.seed * 1000 + 500 + round_
 
     def gold(self, attempt: Attempt) -> Gold:
         """Replayed once per attempt, whichever sources ask."""
@@ -75,7 +80,7 @@ def run_feedback(
             if not pending:
                 break
             said = give_feedback(
-                source, pending, s, ctx.gold, ctx.attributors, ctx.round_seed(round_) + 500
+                source, pending, s, ctx.gold, ctx.attributors, ctx.critic_seed(round_)
             )
             still = []
             for parent in pending:

@@ -34,6 +34,7 @@ def attributors(
 
 
 def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
+    """Rerun the shard's failed rollouts with every configured source's feedback."""
     benchmark, system = wildcards["benchmark"], wildcards["system"]
     fb = params["feedback"]
     bench_cfg = params["bench"]
