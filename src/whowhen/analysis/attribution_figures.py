@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 import seaborn as sns
 
-from whowhen.analysis.figures import empty_figure, save_figure
+from whowhen.analysis.figures import empty_figure, interval_err, save_figure
 
 MODALITY_ORDER = ("text", "image", "video")
 FREE_COST = 1e-7
@@ -34,14 +34,6 @@ def _split(table: pl.DataFrame, split: str) -> pl.DataFrame:
     return table.filter(pl.col("split") == split) if table.height else table
 
 
-def _err(frame: pl.DataFrame, value: str) -> np.ndarray:
-    """Asymmetric error bars (2, n) from `<value>_lo`/`<value>_hi`, never negative."""
-    v = frame[value].fill_null(0.0).to_numpy()
-    lo = frame[f"{value}_lo"].fill_null(0.0).to_numpy()
-    hi = frame[f"{value}_hi"].fill_null(0.0).to_numpy()
-    return np.vstack([np.clip(v - lo, 0, None), np.clip(hi - v, 0, None)])
-
-
 def _hbars(ax: plt.Axes, frame: pl.DataFrame, value: str, rows: list[str], hues: list[str]):
     """Horizontal grouped bars: one group per attributor (rows), one bar per modality."""
     height = 0.8 / max(len(hues), 1)
@@ -55,7 +47,12 @@ def _hbars(ax: plt.Axes, frame: pl.DataFrame, value: str, rows: list[str], hues:
         y = np.array([pos[a] for a in sub["attributor"]]) - 0.4 + (j + 0.5) * height
         ax.barh(y, sub[value].to_numpy(), height=height, color=colors[j], label=hue)
         ax.errorbar(
-            sub[value].to_numpy(), y, xerr=_err(sub, value), fmt="none", ecolor="black", lw=0.7
+            sub[value].to_numpy(),
+            y,
+            xerr=interval_err(sub, value),
+            fmt="none",
+            ecolor="black",
+            lw=0.7,
         )
     ax.set_yticks(range(len(rows)), rows)
     ax.set_xlim(0, 1.02)
@@ -173,7 +170,7 @@ def protocols_figure(table: pl.DataFrame, path: str | Path, split: str = "test")
     x = np.arange(len(groups))
     for j, level in enumerate(("agent", "step", "joint")):
         value = f"{level}_acc"
-        err = _err(frame, value) if f"{value}_lo" in frame.columns else None
+        err = interval_err(frame, value) if f"{value}_lo" in frame.columns else None
         ax.bar(x + (j - 1) * width, frame[value].to_numpy(), width, label=level, yerr=err)
     labels = [
         f"{g}\n{r['calls_per_traj']:.1f} calls, ${r['cost_per_traj']:.2g}/traj\n"
@@ -241,7 +238,7 @@ def length_accuracy_figure(table: pl.DataFrame, path: str | Path, split: str = "
         sub = frame.filter(pl.col("attributor") == name).sort("bin_start")
         x = np.array([pos[b] for b in sub["length_bin"]]) + (i - len(names) / 2) * 0.04
         ax.errorbar(
-            x, sub["step_acc"], yerr=_err(sub, "step_acc"), marker="o", ms=4, capsize=2,
+            x, sub["step_acc"], yerr=interval_err(sub, "step_acc"), marker="o", ms=4, capsize=2,
             color=colors[name], label=name, lw=1.2,
         )  # fmt: skip
     ax.set_xticks(

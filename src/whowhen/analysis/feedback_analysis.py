@@ -18,11 +18,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-import numpy as np
 import polars as pl
 import seaborn as sns
 
-from whowhen.analysis.figures import empty_figure, save_figure
+from whowhen.analysis.figures import empty_figure, interval_err, save_figure
 from whowhen.analysis.report import caption, image_html, table_html
 from whowhen.analysis.scores import run_sql
 
@@ -65,17 +64,6 @@ def _styles(sources: list[str]) -> dict[str, dict[str, object]]:
     return styles
 
 
-def _err(frame: pl.DataFrame, value: str, lo: str, hi: str) -> np.ndarray:
-    """Asymmetric error bars (2, n), never negative."""
-    v = frame[value].fill_null(0.0).to_numpy()
-    return np.vstack(
-        [
-            np.clip(v - frame[lo].fill_null(0.0).to_numpy(), 0, None),
-            np.clip(frame[hi].fill_null(0.0).to_numpy() - v, 0, None),
-        ]
-    )
-
-
 def _rounds_panel(
     ax: plt.Axes, frame: pl.DataFrame, sources: list[str], styles: dict, title: str
 ) -> None:
@@ -87,7 +75,7 @@ def _rounds_panel(
         sub = frame.filter(pl.col("source") == source).sort("round")
         x = sub["round"].to_numpy() + (i - (len(present) - 1) / 2) * width
         style = styles[source]
-        err = _err(sub, "rate", "rate_lo", "rate_hi")
+        err = interval_err(sub, "rate")
         err[:, sub["round"].to_numpy() == 0] = 0.0  # 0 by definition there, not an estimate
         ax.errorbar(
             x, sub["rate"].to_numpy(), yerr=err,
@@ -156,8 +144,8 @@ def _accuracy_panel(
             continue
         ax.errorbar(
             row[acc].to_numpy(), row[rate].to_numpy(),
-            xerr=_err(row, acc, f"{acc}_lo", f"{acc}_hi"),
-            yerr=_err(row, rate, f"{rate}_lo", f"{rate}_hi"),
+            xerr=interval_err(row, acc),
+            yerr=interval_err(row, rate),
             fmt=str(style["marker"]), color=style["color"], ms=7, capsize=3, label=source,
         )  # fmt: skip
         ax.annotate(source, (float(row[acc][0]), y), xytext=(6, 5 if i % 2 else -12),

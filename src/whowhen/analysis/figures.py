@@ -8,6 +8,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import numpy as np
 import polars as pl
 import seaborn as sns
 
@@ -20,6 +21,15 @@ def save_figure(fig: plt.Figure, path: str | Path, dpi: int = 110) -> Path:
         fig.savefig(tmp, format="png", dpi=dpi, metadata={"Software": None}, bbox_inches="tight")
     plt.close(fig)
     return Path(path)
+
+
+def interval_err(frame: pl.DataFrame, value: str) -> np.ndarray:
+    """Asymmetric error bars (2, n) from `<value>_lo`/`<value>_hi` (the SQL tables' Wilson
+    bounds), never negative."""
+    v = frame[value].fill_null(0.0).to_numpy()
+    lo = frame[f"{value}_lo"].fill_null(0.0).to_numpy()
+    hi = frame[f"{value}_hi"].fill_null(0.0).to_numpy()
+    return np.vstack([np.clip(v - lo, 0, None), np.clip(hi - v, 0, None)])
 
 
 def empty_figure(path: str | Path, title: str, message: str) -> Path:
