@@ -32,15 +32,15 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.agents import has_policy
 from whowhen.attribution import attribute, attribute_llm, llm_attributors
 from whowhen.attribution.oracle import oracle_attribute
 from whowhen.attribution.tracer import fit as tracer_fit
 from whowhen.attribution.tracer import predict as tracer_predict
 from whowhen.config import load_config
 from whowhen.continuation import continue_injections, dataset_from_config
-from whowhen.injection import plan_injections
+from whowhen.injection.plan import plan_injections
 from whowhen.models import make_runner
+from whowhen.registry import has_policy
 from whowhen.rollouts import run_rollouts
 from whowhen.schema import LABELS, RUNS, STEPS, read_table
 from whowhen.taxonomy import load_taxonomy

@@ -34,10 +34,10 @@ import polars as pl
 from sandbox_clock import CLOCK
 
 import whowhen.continuation
-from whowhen.agents import has_policy
 from whowhen.config import load_config
 from whowhen.continuation import continue_injections
-from whowhen.injection import plan_injections
+from whowhen.injection.plan import plan_injections
+from whowhen.registry import has_policy
 from whowhen.rollouts import run_rollouts
 from whowhen.taxonomy import load_taxonomy
 

@@ -18,8 +18,8 @@ import time
 
 import polars as pl
 
-from whowhen.agents import has_policy
 from whowhen.config import load_config
+from whowhen.registry import has_policy
 from whowhen.replay import replay_failures
 from whowhen.rollouts import run_rollouts
 from whowhen.taxonomy.overview import agreement, replay_check

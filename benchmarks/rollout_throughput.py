@@ -23,8 +23,7 @@ from pathlib import Path
 
 from sandbox_clock import CLOCK
 
-from whowhen.agents import SYSTEMS
-from whowhen.benchmarks import get_benchmark
+from whowhen.registry import SYSTEMS, get_benchmark
 from whowhen.rollouts import run_rollouts
 
 ROOT = Path(__file__).resolve().parents[1]

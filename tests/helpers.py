@@ -8,7 +8,7 @@ from typing import Any
 import polars as pl
 
 from whowhen.continuation import build_dataset, continue_injections
-from whowhen.injection import plan_injections
+from whowhen.injection.plan import plan_injections
 from whowhen.rollouts import run_rollouts
 from whowhen.taxonomy import load_taxonomy
 
@@ -43,7 +43,7 @@ def drifting_arithmetic(monkeypatch: Any) -> None:
     import itertools
 
     from whowhen import benchmarks
-    from whowhen.benchmarks.arithmetic import ArithmeticEnv
+    from whowhen.benchmarks.arithmetic.env import ArithmeticEnv
 
     counter = itertools.count()
 
@@ -61,9 +61,8 @@ def drifting_arithmetic(monkeypatch: Any) -> None:
 def slip_failures(system: str, benchmark: str, tasks: list[Any], seed: int) -> int:
     """Run the pair with the slip model always on; no run may crash (a policy error ends
     the episode with end_reason 'error: ...'), every run logs its slips; the failures."""
-    from whowhen.agents import make_system
-    from whowhen.benchmarks import get_benchmark
-    from whowhen.injection import random_slip
+    from whowhen.injection.operators import random_slip
+    from whowhen.registry import get_benchmark, make_system
     from whowhen.runtime import run_episode
 
     failures = 0

@@ -9,10 +9,9 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.agents import pair_tools
-from whowhen.benchmarks import get_benchmark
 from whowhen.continuation import continue_injections
-from whowhen.injection import plan_injections
+from whowhen.injection.plan import plan_injections
+from whowhen.registry import get_benchmark, pair_tools
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action
 from whowhen.taxonomy import load_taxonomy

@@ -4,11 +4,12 @@ import random
 
 import pytest
 
-from whowhen.agents import make_system
-from whowhen.agents.arithmetic import calc_action, parse_calc
-from whowhen.benchmarks.arithmetic import ArithmeticEnv, generate_tasks
+from whowhen.benchmarks.arithmetic.env import ArithmeticEnv
+from whowhen.benchmarks.arithmetic.policies import calc_action, parse_calc
+from whowhen.benchmarks.arithmetic.tasks import generate_tasks
 from whowhen.errors import WhowhenError
-from whowhen.injection import random_slip
+from whowhen.injection.operators import random_slip
+from whowhen.registry import make_system
 from whowhen.runtime import run_episode
 
 TASKS = generate_tasks(40, seed=21)

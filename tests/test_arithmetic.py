@@ -5,21 +5,15 @@ from collections.abc import Sequence
 
 import pytest
 
-from whowhen.agents import make_system
-from whowhen.agents.arithmetic_ops import OPERATORS as ARITHMETIC_OPERATORS
-from whowhen.agents.arithmetic_ops import premature_finish
-from whowhen.benchmarks import get_benchmark
-from whowhen.benchmarks.arithmetic import (
-    ArithmeticEnv,
-    Task,
-    calculate,
-    generate_tasks,
-    normalize_answer,
-    parse_problem,
-)
+from whowhen.benchmarks.arithmetic.env import ArithmeticEnv, normalize_answer
+from whowhen.benchmarks.arithmetic.operators import OPERATORS as ARITHMETIC_OPERATORS
+from whowhen.benchmarks.arithmetic.operators import premature_finish
+from whowhen.benchmarks.arithmetic.tasks import Task, generate_tasks, parse_problem
 from whowhen.errors import WhowhenError
-from whowhen.injection import OPERATORS
+from whowhen.injection.operators import OPERATORS
+from whowhen.registry import get_benchmark, make_system
 from whowhen.runtime import Action, Episode, Step, run_episode, warm_start
+from whowhen.tools import calculate
 
 from .operator_checks import valid_for_env
 

@@ -54,7 +54,7 @@ def test_random_baseline_matches_its_analytic_expectation() -> None:
     the analytic expectation, on a built dataset of a few hundred items."""
     from whowhen.analysis import accuracy, random_expected
     from whowhen.continuation import build_dataset, continue_injections
-    from whowhen.injection import plan_injections
+    from whowhen.injection.plan import plan_injections
     from whowhen.rollouts import run_rollouts
     from whowhen.taxonomy import load_taxonomy
 

@@ -6,29 +6,22 @@ import random
 
 import pytest
 
-from whowhen.agents import make_system
-from whowhen.agents.chart_qa import (
-    CHART_LEAD,
-    PROMPTS,
-    answer_action,
-    calc_action,
-    parse_values,
-)
-from whowhen.agents.chart_qa import (
-    OPERATORS as CHART_OPERATORS,
-)
-from whowhen.benchmarks.chart_qa import (
+from whowhen.benchmarks.chart_qa.actions import CHART_LEAD, answer_action, calc_action, parse_values
+from whowhen.benchmarks.chart_qa.env import ChartQAEnv
+from whowhen.benchmarks.chart_qa.operators import OPERATORS as CHART_OPERATORS
+from whowhen.benchmarks.chart_qa.prompts import PROMPTS
+from whowhen.benchmarks.chart_qa.render import chart_png, read_bar_values, render_chart
+from whowhen.benchmarks.chart_qa.tasks import (
     KINDS,
-    ChartQAEnv,
     generate_tasks,
     make_tasks,
     parse_task,
     task_text,
     trend_of,
 )
-from whowhen.benchmarks.chart_render import chart_png, read_bar_values, render_chart
-from whowhen.injection import OPERATORS, random_slip
+from whowhen.injection.operators import OPERATORS, random_slip
 from whowhen.media import load_bytes, load_rgb, png_bytes
+from whowhen.registry import make_system
 from whowhen.runtime import Action, run_episode, warm_start
 
 from .operator_checks import valid_for_env

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import random
 
-from whowhen.agents import make_system
-from whowhen.agents.arithmetic import POLICIES, code_action, parse_code
-from whowhen.benchmarks.arithmetic import ArithmeticEnv, generate_tasks
-from whowhen.injection import OPERATORS
-from whowhen.injection.operators import random_slip
+from whowhen.benchmarks.arithmetic.env import ArithmeticEnv
+from whowhen.benchmarks.arithmetic.policies import POLICIES, code_action, parse_code
+from whowhen.benchmarks.arithmetic.tasks import generate_tasks
+from whowhen.injection.operators import OPERATORS, random_slip
+from whowhen.registry import make_system
 from whowhen.runtime import Action, run_episode, warm_start
 
 from .operator_checks import valid_for_env

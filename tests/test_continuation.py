@@ -107,7 +107,7 @@ def test_drifting_environment_makes_injections_invalid(monkeypatch) -> None:
 def test_injections_after_a_recovered_slip_are_flagged() -> None:
     """A successful parent may hold a natural slip its system recovered from; an injection
     after it is kept but flagged (earlier_error_step, and the label's reason says so)."""
-    from whowhen.injection import plan_injections
+    from whowhen.injection.plan import plan_injections
     from whowhen.rollouts import run_rollouts
     from whowhen.taxonomy import load_taxonomy
 
@@ -136,7 +136,7 @@ def test_injections_after_a_recovered_slip_are_flagged() -> None:
 
 def test_single_error_keeps_only_runs_without_an_earlier_slip() -> None:
     from whowhen.continuation import build_dataset
-    from whowhen.injection import plan_injections
+    from whowhen.injection.plan import plan_injections
     from whowhen.rollouts import run_rollouts
     from whowhen.taxonomy import load_taxonomy
 

@@ -10,11 +10,11 @@ import numpy as np
 import polars as pl
 import pytest
 
-from whowhen.benchmarks import get_benchmark
 from whowhen.errors import WhowhenError
 from whowhen.media import load_rgb, media_path, put_png
 from whowhen.models import make_client
 from whowhen.models.testserver import Behaviour, TestServer
+from whowhen.registry import get_benchmark
 from whowhen.rollouts import run_rollouts
 
 

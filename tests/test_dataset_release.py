@@ -18,7 +18,7 @@ from whowhen.datasets import export_who_and_when
 from whowhen.datasets.export import export_hf
 from whowhen.datasets.review import agreement, cohen_kappa, export_sheet, read_sheet
 from whowhen.errors import WhowhenError
-from whowhen.injection import plan_injections
+from whowhen.injection.plan import plan_injections
 from whowhen.rollouts import run_rollouts
 from whowhen.schema import LABELS, RUNS, STEPS, write_table
 from whowhen.taxonomy import load_taxonomy

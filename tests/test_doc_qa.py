@@ -4,10 +4,11 @@ import random
 
 import pytest
 
-from whowhen.agents import has_policy, make_system
-from whowhen.benchmarks.doc_qa import CITIES, DocQAEnv, generate_tasks, parse_question
+from whowhen.benchmarks.doc_qa.env import DocQAEnv
+from whowhen.benchmarks.doc_qa.tasks import CITIES, generate_tasks, parse_question
 from whowhen.errors import WhowhenError
-from whowhen.injection import OPERATORS
+from whowhen.injection.operators import OPERATORS
+from whowhen.registry import has_policy, make_system
 from whowhen.runtime import Action, run_episode, warm_start
 
 TASKS = generate_tasks(40, seed=2)
@@ -126,7 +127,7 @@ def test_misidentified_object_answers_with_another_entity_read() -> None:
 
 
 def test_new_operators_ignore_foreign_actions() -> None:
-    from whowhen.agents.doc_qa import OPERATORS as DOC_OPERATORS
+    from whowhen.benchmarks.doc_qa.operators import OPERATORS as DOC_OPERATORS
 
     history = run_episode(DocQAEnv(TASKS[0]), make_system("react", "doc_qa"), 40).history
     for mode in ("planning.premature_finish", "perception.misidentified_object"):

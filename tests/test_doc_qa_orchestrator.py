@@ -4,19 +4,14 @@ import random
 
 import pytest
 
-from whowhen.agents import make_system
-from whowhen.agents.doc_qa import (
-    FIRST_REQUEST,
-    HANDOFF,
-    NEXT_REQUEST,
-    OPERATORS,
-    POLICIES,
-    PROMPTS,
-    REPORT,
-)
-from whowhen.benchmarks.doc_qa import CITIES, DocQAEnv, generate_tasks
-from whowhen.injection import OPERATORS as ALL_OPERATORS
-from whowhen.injection.operators import _wrong_title
+from whowhen.benchmarks.doc_qa.actions import FIRST_REQUEST, HANDOFF, NEXT_REQUEST, REPORT
+from whowhen.benchmarks.doc_qa.env import DocQAEnv
+from whowhen.benchmarks.doc_qa.operators import OPERATORS, wrong_title
+from whowhen.benchmarks.doc_qa.policies import POLICIES
+from whowhen.benchmarks.doc_qa.prompts import PROMPTS
+from whowhen.benchmarks.doc_qa.tasks import CITIES, generate_tasks
+from whowhen.injection.operators import OPERATORS as ALL_OPERATORS
+from whowhen.registry import make_system
 from whowhen.runtime import Action, Episode, run_episode, warm_start
 
 from .helpers import slip_failures
@@ -131,7 +126,7 @@ def test_core_wrong_title_for_reads_is_unchanged() -> None:
     for step in episode.history:
         if step.tool == "read":
             got = ALL_OPERATORS["action.wrong_tool_argument"](step.as_action(), random.Random(5))
-            assert got == _wrong_title(step.as_action(), random.Random(5))
+            assert got == wrong_title(step.as_action(), random.Random(5))
 
 
 def test_operators_ignore_other_actions() -> None:

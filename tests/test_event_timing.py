@@ -6,21 +6,20 @@ import random
 import numpy as np
 import pytest
 
-from whowhen.agents import make_system
-from whowhen.agents.event_timing import OPERATORS as OWN_OPERATORS
-from whowhen.agents.event_timing import PROMPTS
-from whowhen.benchmarks import get_benchmark
-from whowhen.benchmarks.event_render import PALETTE, detect, in_zone, render_frame
-from whowhen.benchmarks.event_timing import (
+from whowhen.benchmarks.event_timing.env import EventTimingEnv
+from whowhen.benchmarks.event_timing.operators import OPERATORS as OWN_OPERATORS
+from whowhen.benchmarks.event_timing.prompts import PROMPTS
+from whowhen.benchmarks.event_timing.render import PALETTE, detect, in_zone, render_frame
+from whowhen.benchmarks.event_timing.tasks import (
     KINDS,
-    EventTimingEnv,
     crossings,
     generate_tasks,
     make_tasks,
     parse_task,
 )
-from whowhen.injection import OPERATORS, random_slip
+from whowhen.injection.operators import OPERATORS, random_slip
 from whowhen.media import load_rgb, media_path
+from whowhen.registry import get_benchmark, make_system
 from whowhen.runtime import Action, Step, run_episode, warm_start
 
 from .operator_checks import valid_for_env

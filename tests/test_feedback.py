@@ -10,7 +10,6 @@ import pytest
 
 from whowhen.agents.scripted import Slipper
 from whowhen.attribution import attribute
-from whowhen.benchmarks import get_benchmark
 from whowhen.config import validate_config
 from whowhen.errors import WhowhenError
 from whowhen.feedback import Context, run_feedback
@@ -18,6 +17,7 @@ from whowhen.feedback.attempts import Setting, play
 from whowhen.feedback.gold import gold_of
 from whowhen.feedback.loop import originals
 from whowhen.feedback.sources import self_critique
+from whowhen.registry import get_benchmark
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Step
 from whowhen.runtime.feedback import (

@@ -8,25 +8,23 @@ from collections.abc import Callable
 
 import pytest
 
-from whowhen.agents import make_system
-from whowhen.agents.humaneval import OPERATORS as HUMANEVAL_OPERATORS
-from whowhen.agents.humaneval import PROMPTS, program_for, read_run
-from whowhen.agents.humaneval_mutate import mutate_code, truncate_body
-from whowhen.benchmarks.humaneval import (
+from whowhen.benchmarks.humaneval.env import HumanEvalEnv, passes, run_code
+from whowhen.benchmarks.humaneval.mutate import mutate_code, truncate_body
+from whowhen.benchmarks.humaneval.operators import OPERATORS as HUMANEVAL_OPERATORS
+from whowhen.benchmarks.humaneval.policies import program_for, read_run
+from whowhen.benchmarks.humaneval.prompts import PROMPTS
+from whowhen.benchmarks.humaneval.tasks import (
     EXAMPLES_MARKER,
-    HumanEvalEnv,
     Problem,
     Task,
     make_tasks,
     parse_examples,
-    passes,
     problems,
     reference_solution,
-    run_code,
     visible_examples,
 )
-from whowhen.injection import OPERATORS
-from whowhen.injection.operators import random_slip
+from whowhen.injection.operators import OPERATORS, random_slip
+from whowhen.registry import make_system
 from whowhen.runtime import Action, Episode, Step, run_episode, warm_start
 
 from .operator_checks import valid_for_env

@@ -6,9 +6,10 @@ import random
 import polars as pl
 import pytest
 
-from whowhen.agents.arithmetic import calc_action, parse_calc
-from whowhen.injection import OPERATORS, plan_injections
-from whowhen.injection.operators import typo
+from whowhen.benchmarks.arithmetic.policies import calc_action, parse_calc
+from whowhen.injection.operators import OPERATORS
+from whowhen.injection.plan import plan_injections
+from whowhen.injection.slips import typo
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action
 from whowhen.taxonomy import load_taxonomy

@@ -5,12 +5,13 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from whowhen.agents import make_system
 from whowhen.agents.llm_policy import parse_action, system_prompt
-from whowhen.benchmarks.arithmetic import TOOL_SPECS, ArithmeticEnv, generate_tasks
+from whowhen.benchmarks.arithmetic.env import TOOL_SPECS, ArithmeticEnv
+from whowhen.benchmarks.arithmetic.tasks import generate_tasks
 from whowhen.errors import WhowhenError
 from whowhen.models import make_client
 from whowhen.models.testserver import Behaviour, TestServer
+from whowhen.registry import make_system
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action, run_episode, warm_start
 

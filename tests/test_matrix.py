@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from whowhen.agents import has_policy
-from whowhen.benchmarks import BUILTIN, get_benchmark
 from whowhen.config import load_config
+from whowhen.registry import BENCHMARKS, get_benchmark, has_policy
 from whowhen.rollouts import run_rollouts
 
 from .conftest import ROOT
@@ -18,7 +17,7 @@ PAIRS = [(b, s) for b in CONFIG["benchmarks"] for s in CONFIG["systems"] if has_
 
 def test_default_run_covers_every_benchmark_system_modality_and_category() -> None:
     benches = {b for b, _ in PAIRS}
-    assert benches == set(BUILTIN) and len(BUILTIN) == 8
+    assert benches == set(BENCHMARKS) and len(BENCHMARKS) == 8
     assert {"react", "code_act", "orchestrator", "pipeline"} <= {s for _, s in PAIRS}
     assert {get_benchmark(b).modality for b in benches} == {"text", "image", "video"}
     assert len({get_benchmark(b).category for b in benches}) >= 6
@@ -39,7 +38,7 @@ def test_every_pair_succeeds_on_every_task_without_slips(benchmark: str, system:
 @pytest.mark.parametrize(("benchmark", "system"), PAIRS)
 def test_every_pair_has_role_prompts_and_tool_schemas(benchmark: str, system: str) -> None:
     """What an LLM playing each agent of the pair would be given."""
-    from whowhen.agents import make_system, pair_tools, role_prompt
+    from whowhen.registry import make_system, pair_tools, role_prompt
 
     agents = make_system(system, benchmark).agents
     for agent in agents:

@@ -8,7 +8,7 @@ import pytest
 
 from whowhen.attribution.oracle import oracle_attribute, replay_support
 from whowhen.continuation import continue_injections
-from whowhen.injection import plan_injections
+from whowhen.injection.plan import plan_injections
 from whowhen.rollouts import run_rollouts
 from whowhen.schema import PREDICTIONS, to_arrow
 from whowhen.taxonomy import load_taxonomy

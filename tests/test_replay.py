@@ -8,11 +8,11 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from whowhen.agents import make_system
-from whowhen.benchmarks import get_benchmark
-from whowhen.benchmarks.arithmetic import ArithmeticEnv
-from whowhen.injection import plan_injections, random_slip
-from whowhen.injection.operators import wrong_operand
+from whowhen.benchmarks.arithmetic.env import ArithmeticEnv
+from whowhen.benchmarks.arithmetic.operators import wrong_operand
+from whowhen.injection.operators import random_slip
+from whowhen.injection.plan import plan_injections
+from whowhen.registry import get_benchmark, make_system
 from whowhen.replay import classify, replay_failures, replay_run
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action, Step, run_episode, warm_start

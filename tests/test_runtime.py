@@ -5,9 +5,10 @@ import itertools
 
 import pytest
 
-from whowhen.agents import make_system
-from whowhen.benchmarks.arithmetic import ArithmeticEnv, generate_tasks
+from whowhen.benchmarks.arithmetic.env import ArithmeticEnv
+from whowhen.benchmarks.arithmetic.tasks import generate_tasks
 from whowhen.errors import WhowhenError
+from whowhen.registry import make_system
 from whowhen.runtime import Action, run_episode, warm_start
 from whowhen.runtime.records import step_rows, steps_from_frame
 from whowhen.schema import STEPS, to_arrow

@@ -6,12 +6,12 @@ from collections.abc import Sequence
 import polars as pl
 import pytest
 
-from whowhen.agents import make_system
-from whowhen.agents.table_qa import OPERATORS as TABLE_OPERATORS
-from whowhen.agents.table_qa import misread, parse_sql_step, query_aggregate, sql_action
-from whowhen.benchmarks.table_qa import (
+from whowhen.benchmarks.table_qa.env import TableQAEnv
+from whowhen.benchmarks.table_qa.operators import OPERATORS as TABLE_OPERATORS
+from whowhen.benchmarks.table_qa.operators import misread
+from whowhen.benchmarks.table_qa.policies import parse_sql_step, query_aggregate, sql_action
+from whowhen.benchmarks.table_qa.tasks import (
     AGGREGATES,
-    TableQAEnv,
     Task,
     generate_tasks,
     gold_answer,
@@ -19,7 +19,8 @@ from whowhen.benchmarks.table_qa import (
     parse_question,
     query_for,
 )
-from whowhen.injection import OPERATORS
+from whowhen.injection.operators import OPERATORS
+from whowhen.registry import make_system
 from whowhen.runtime import Action, Step, run_episode, warm_start
 
 from .operator_checks import valid_for_env
@@ -82,7 +83,7 @@ def test_sql_errors_are_observations() -> None:
 def test_agent_sql_is_contained(tmp_path) -> None:
     """No files through SQL, a runaway query stopped at its time limit, a huge result cut
     to 20 rows; the episode goes on after each."""
-    from whowhen.benchmarks.table_qa import run_sql
+    from whowhen.benchmarks.table_qa.env import run_sql
 
     secret = tmp_path / "secret.csv"
     secret.write_text("a\n42\n")

@@ -6,27 +6,20 @@ from collections import Counter
 
 import pytest
 
-from whowhen.agents import make_system
-from whowhen.agents.visual_count import (
-    OPERATORS as COUNT_OPERATORS,
-)
-from whowhen.agents.visual_count import (
-    PROMPTS,
-    answer_action,
-    parse_answer,
-)
-from whowhen.benchmarks.visual_count import (
+from whowhen.benchmarks.visual_count.env import VisualCountEnv, detect_objects, parse_detections
+from whowhen.benchmarks.visual_count.operators import OPERATORS as COUNT_OPERATORS
+from whowhen.benchmarks.visual_count.policies import answer_action, parse_answer
+from whowhen.benchmarks.visual_count.prompts import PROMPTS
+from whowhen.benchmarks.visual_count.tasks import (
     GAP,
-    VisualCountEnv,
-    detect_objects,
     generate_tasks,
     make_tasks,
-    parse_detections,
     parse_question,
     render_scene,
 )
-from whowhen.injection import OPERATORS, random_slip
+from whowhen.injection.operators import OPERATORS, random_slip
 from whowhen.media import load_bytes, load_rgb, png_bytes
+from whowhen.registry import make_system
 from whowhen.runtime import Action, run_episode, warm_start
 
 from .operator_checks import valid_for_env

@@ -5,11 +5,12 @@ import re
 
 import pytest
 
-from whowhen.agents import make_system
-from whowhen.agents.web_shop import CLICK_RE, OPERATORS, SELECT_RE
-from whowhen.benchmarks import get_benchmark
-from whowhen.benchmarks.web_shop import TOOL_SPECS, WebShopEnv, make_tasks, parse_instruction
-from whowhen.injection import OPERATORS as ALL_OPERATORS
+from whowhen.benchmarks.web_shop.actions import CLICK_RE, SELECT_RE
+from whowhen.benchmarks.web_shop.env import TOOL_SPECS, WebShopEnv
+from whowhen.benchmarks.web_shop.operators import OPERATORS
+from whowhen.benchmarks.web_shop.tasks import make_tasks, parse_instruction
+from whowhen.injection.operators import OPERATORS as ALL_OPERATORS
+from whowhen.registry import get_benchmark, make_system
 from whowhen.runtime import Action, Episode, run_episode, warm_start
 
 from .helpers import slip_failures
@@ -125,7 +126,8 @@ def test_registry_and_prompts() -> None:
     bench = get_benchmark("web_shop")
     assert (bench.modality, bench.category) == ("text", "web")
     assert {t["name"] for t in bench.tools} == TOOLS
-    from whowhen.agents.web_shop import POLICIES, PROMPTS
+    from whowhen.benchmarks.web_shop.policies import POLICIES
+    from whowhen.benchmarks.web_shop.prompts import PROMPTS
 
     for system, cls in POLICIES.items():
         assert set(PROMPTS[system]) == set(cls.agents)
@@ -241,7 +243,7 @@ def _check(new: Action, original: Action, system: str) -> None:
 
 
 def test_wrong_subgoal_searches_for_the_accessory_and_propagates() -> None:
-    from whowhen.benchmarks.web_shop import NOUNS
+    from whowhen.benchmarks.web_shop.tasks import NOUNS
 
     op = OPERATORS["planning.wrong_subgoal"]
     for task in TASKS[:6]:
@@ -262,8 +264,8 @@ def test_wrong_subgoal_searches_for_the_accessory_and_propagates() -> None:
 
 
 def test_distorted_handoffs_keep_their_templates_and_can_propagate() -> None:
-    from whowhen.agents.web_shop import BUY_RE, FOUND_RE, SEARCH_RE
-    from whowhen.agents.web_shop_pages import listed_ids
+    from whowhen.benchmarks.web_shop.actions import BUY_RE, FOUND_RE, SEARCH_RE
+    from whowhen.benchmarks.web_shop.pages import listed_ids
 
     op = OPERATORS["coordination.distorted_handoff"]
     kinds, flipped = set(), 0
@@ -297,7 +299,7 @@ def test_buyer_opens_the_item_it_is_named() -> None:
     original = episode.history[t].content
     item = BUY_ID.search(original).group(1)
     before = episode.history[:t]
-    from whowhen.agents.web_shop_pages import listed_ids
+    from whowhen.benchmarks.web_shop.pages import listed_ids
 
     other = next(i for i in listed_ids(before) if i != item)
     wrong = Action("orchestrator", original.replace(item, other))

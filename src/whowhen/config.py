@@ -106,8 +106,7 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
 def _check_feedback(config: dict[str, Any], source: str) -> None:
     """The feedback loop names known benchmarks, systems and sources. It runs on the pairs
     the config's matrix also has, so a profile that changes `systems` needs no edit here."""
-    from whowhen.agents import LLM_SYSTEMS, SYSTEMS
-    from whowhen.benchmarks import BENCHMARKS
+    from whowhen.registry import BENCHMARKS, LLM_SYSTEMS, SYSTEMS
     from whowhen.schema import FEEDBACK_SOURCES_FIXED
 
     fb = config["feedback"]

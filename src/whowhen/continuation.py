@@ -12,9 +12,8 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.agents import LLM_SYSTEMS, agent_client, make_system
-from whowhen.benchmarks import get_benchmark
 from whowhen.errors import WhowhenError
+from whowhen.registry import LLM_SYSTEMS, agent_client, get_benchmark, make_system
 from whowhen.runtime import Action, warm_start
 from whowhen.runtime.records import run_row, step_rows, steps_from_frame
 from whowhen.runtime.rerollout import rerollout
@@ -197,7 +196,7 @@ def _compare_rerollout(
     bench_cfg: dict[str, Any],
 ) -> dict[str, Any]:
     """The re-rollout's prefix match and status for one injection (see runtime.rerollout)."""
-    from whowhen.injection import random_slip
+    from whowhen.injection.operators import random_slip
 
     system, bench = parent["system"], parent["benchmark"]
     fresh = int(stable_id("rerollout", seed, inj["injection_id"])[:8], 16)

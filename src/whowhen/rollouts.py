@@ -7,9 +7,8 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.agents import agent_client, make_system
-from whowhen.benchmarks import get_benchmark
-from whowhen.injection import random_slip
+from whowhen.injection.operators import random_slip
+from whowhen.registry import agent_client, get_benchmark, make_system
 from whowhen.runtime import run_episode
 from whowhen.runtime.records import run_row, step_rows
 from whowhen.schema import RUNS, SLIPS, STEPS, stable_id, to_arrow, write_table
@@ -117,7 +116,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
 
 
 def _client_for(system: str, params: dict[str, Any]) -> Any:
-    from whowhen.agents import LLM_SYSTEMS
+    from whowhen.registry import LLM_SYSTEMS
 
     if system not in LLM_SYSTEMS:
         return None

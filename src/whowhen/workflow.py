@@ -18,7 +18,7 @@ STAGES = {
     "rollouts": "whowhen.rollouts:stage",
     "replay": "whowhen.replay:stage",
     "taxonomy": "whowhen.taxonomy.stage:stage",
-    "injection": "whowhen.injection:stage",
+    "injection": "whowhen.injection.stage:stage",
     "continuation": "whowhen.continuation:stage",
     "dataset": "whowhen.continuation:dataset_stage",
     "imports": "whowhen.datasets:stage",

@@ -25,9 +25,8 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.agents import LLM_SYSTEMS, SYSTEMS, make_system
 from whowhen.attribution.baselines import prediction_row
-from whowhen.benchmarks import BENCHMARKS, get_benchmark
+from whowhen.registry import BENCHMARKS, LLM_SYSTEMS, SYSTEMS, get_benchmark, make_system
 from whowhen.replay.classify import classify
 from whowhen.replay.probe import Replay, replay_run
 from whowhen.runtime.records import steps_from_frame

@@ -1,60 +1,47 @@
-"""What every benchmark environment shares: the `final_answer` and `run_python` tools,
-`done`, dispatch of tool calls to the environment's own tools, and scoring with the
-benchmark's rule."""
+"""What every benchmark shares: its registry record (`Benchmark`), and the environment
+base class (`done`, dispatch of tool calls to the environment's own tools plus
+`final_answer` and `run_python`, and scoring with the benchmark's rule).
+
+A benchmark package `whowhen.benchmarks.<name>` exports `SPEC: Benchmark`; the registry
+(`whowhen.registry`) finds the packages, so nothing else lists them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from whowhen.runtime import Action, Verdict
+from whowhen.runtime import Action, Environment, Verdict
+from whowhen.tools import run_python
 
 Observation = str | tuple[str, tuple[str, ...]]
 """A tool's result: its text, or (text, media references) when it shows images."""
 Tool = Callable[[dict[str, Any]], Observation]
-
-FINAL_ANSWER_TOOL: dict[str, Any] = {
-    "name": "final_answer",
-    "description": "Give the final answer and end the task.",
-    "parameters": {
-        "type": "object",
-        "required": ["answer"],
-        "additionalProperties": False,
-        "properties": {"answer": {"type": "string"}},
-    },
-}
-"""Every benchmark's last tool (its schema, for LLM policies); handled by AnswerEnv.step."""
-
-RUN_PYTHON_TOOL: dict[str, Any] = {
-    "name": "run_python",
-    "description": (
-        "Run a Python program in a sandbox (no network, 10 s, 512 MB, its own temp dir) "
-        "and return what it prints."
-    ),
-    "parameters": {
-        "type": "object",
-        "required": ["code"],
-        "additionalProperties": False,
-        "properties": {"code": {"type": "string"}},
-    },
-}
-"""Code-as-action: offered by every environment, so a code agent can pair with any of them."""
+Operator = Callable[..., Action | None]
+"""(action, rng[, history]) -> a replacement, or None when the operator does not apply.
+`history` is the visible history before the action (a sequence of Steps): operators that
+need context (the last observation, a proposed answer) take it as a third argument."""
 
 
-def run_python(args: dict[str, Any]) -> str:
-    """The sandboxed `run_python` tool: stdout, or the error, plus the status if not ok.
+@dataclass(frozen=True)
+class Benchmark:
+    """Everything the pipeline needs of one benchmark, in one record.
 
-    Only the standard library is importable (the sandbox runs `python -I -S`), which keeps
-    the output a function of the code alone."""
-    from whowhen.sandbox import Limits
-    from whowhen.sandbox import run_python as sandboxed
+    `policies` (system -> scripted reference policy class), `operators` (taxonomy mode ->
+    error operator for this benchmark's own tools and messages) and `prompts` (system ->
+    agent -> role prompt for an LLM playing it) are empty for a benchmark that has no
+    scripted agents (e.g. a dataset file)."""
 
-    result = sandboxed(str(args.get("code", "")), Limits(wall_s=10.0, cpu_s=5, memory_mb=512))
-    text = result.stdout.rstrip()
-    if result.status != "ok":
-        tail = result.stderr.strip().splitlines()[-1:] or [result.status]
-        text = f"{text}\n[{result.status}] {tail[0]}".strip()
-    return text or "(no output)"
+    name: str
+    modality: str
+    category: str
+    make_tasks: Callable[[dict[str, Any], int], list[Any]]
+    make_env: Callable[[Any], Environment]
+    tools: tuple[dict[str, Any], ...] = ()
+    policies: Mapping[str, type] = field(default_factory=dict)
+    operators: Mapping[str, Operator | tuple[Operator, ...]] = field(default_factory=dict)
+    prompts: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
 class AnswerEnv:

@@ -26,12 +26,12 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.benchmarks import Benchmark
-from whowhen.benchmarks.base import FINAL_ANSWER_TOOL, AnswerEnv, Tool
+from whowhen.benchmarks.base import AnswerEnv, Benchmark, Tool
 from whowhen.benchmarks.scoring import SCORERS
 from whowhen.errors import WhowhenError
 from whowhen.io import parse_json
 from whowhen.schema import MODALITIES, stable_id
+from whowhen.tools import FINAL_ANSWER_TOOL
 
 LETTERS = "ABCDEFGHIJ"
 FIELDS = ("id", "question", "answer", "choices", "image")

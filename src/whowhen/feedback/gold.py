@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from whowhen.agents import LLM_SYSTEMS, make_system
 from whowhen.feedback.attempts import Attempt, Setting
+from whowhen.registry import LLM_SYSTEMS, make_system
 from whowhen.replay.classify import classify
 from whowhen.replay.probe import replay_run
 

@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from whowhen.agents import LLM_SYSTEMS
 from whowhen.attribution import Attributor
 from whowhen.errors import WhowhenError
 from whowhen.feedback.attempts import Attempt, Setting, attempt_frames
 from whowhen.feedback.gold import Gold
+from whowhen.registry import LLM_SYSTEMS
 from whowhen.schema import FEEDBACK_SOURCES_FIXED
 
 

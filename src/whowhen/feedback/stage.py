@@ -7,11 +7,10 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.agents import LLM_SYSTEMS, agent_client
 from whowhen.attribution import Attributor
-from whowhen.benchmarks import get_benchmark
 from whowhen.feedback.attempts import Setting
 from whowhen.feedback.loop import Context, originals, run_feedback
+from whowhen.registry import LLM_SYSTEMS, agent_client, get_benchmark
 from whowhen.schema import FEEDBACK, RUNS, STEPS, read_table, write_table
 
 log = logging.getLogger("whowhen.feedback")

@@ -1,47 +1,5 @@
-"""Injection stage: one taxonomy-grounded error per planned trajectory."""
-
-from whowhen.injection import plan as plan_module
-from whowhen.injection.operators import OPERATORS, random_slip
-from whowhen.injection.plan import candidate_steps, plan_injections
-
-__all__ = ["OPERATORS", "candidate_steps", "plan_injections", "random_slip"]
-
-
-def mode_weights(overview: object, calibrate: float) -> dict[tuple[str, str], dict[str, float]]:
-    """(benchmark, system) -> mode -> 1 + calibrate * (natural failures with that mode)."""
-    weights: dict[tuple[str, str], dict[str, float]] = {}
-    for row in overview.iter_rows(named=True):  # type: ignore[attr-defined]
-        pair = weights.setdefault((row["benchmark"], row["system"]), {})
-        pair[row["mode"]] = 1.0 + calibrate * row["count"]
-    return weights
-
-
-def stage(params: dict, inputs: object, outputs: object, wildcards: object) -> None:
-    """Snakemake edge: plan the injections of one (benchmark, system) shard."""
-    from whowhen.schema import INJECTIONS, MODE_OVERVIEW, RUNS, STEPS, read_table, write_table
-    from whowhen.taxonomy import load_taxonomy
-
-    cfg = params["injection"]
-    generator = plan_module.programmatic
-    if cfg.get("generator", "programmatic") != "programmatic":
-        from whowhen.injection.llm_generator import LLMErrorGenerator
-        from whowhen.models import make_client
-
-        generator = LLMErrorGenerator(
-            make_client(cfg["generator"], {**params["llm"], "progress": False}, params["models"])
-        )
-    planned = plan_injections(
-        read_table(inputs["runs"], RUNS),
-        read_table(inputs["steps"], STEPS),
-        load_taxonomy(inputs["taxonomy"]),
-        cfg["seed"],
-        cfg["per_run"],
-        cfg.get("modes") or None,
-        generator,
-        mode_weights(read_table(inputs["mode_overview"], MODE_OVERVIEW), cfg.get("calibrate", 1.0)),
-        {
-            b: cfg.get("benchmarks", {}).get(b, {}).get("steps", cfg.get("steps", "uniform"))
-            for b in params["benchmarks"]
-        },
-    )
-    write_table(planned, INJECTIONS, outputs["injections"])
+"""Injection: the generic machinery that plants one taxonomy-grounded error in a
+successful run. `slips` (generic slip helpers the benchmarks' operators use), `operators`
+(the operator registry over every benchmark's operators, and the slip model), `plan`
+(which step, which mode, which replacement), `llm_generator` (a model writes the
+replacement) and `stage` (the Snakemake edge)."""

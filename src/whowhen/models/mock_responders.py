@@ -103,8 +103,8 @@ _OBS = re.compile(r"^Observation \(calculator\): (\S+)", re.M)
 def agent_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     """Play the arithmetic agent through the text action protocol, reading only the prompt:
     the problem, and the calculator observations so far (a wrong one propagates)."""
-    from whowhen.agents.arithmetic import calc_action
-    from whowhen.benchmarks.arithmetic import parse_problem
+    from whowhen.benchmarks.arithmetic.policies import calc_action
+    from whowhen.benchmarks.arithmetic.tasks import parse_problem
 
     if "Question: What is the" in prompt:
         return _table_agent(prompt)
@@ -127,7 +127,7 @@ def agent_responder(prompt: str, schema: dict[str, Any] | None) -> str:
 
 def _table_agent(prompt: str) -> str:
     """Table QA: send the question's query, then answer with the value it returned."""
-    from whowhen.benchmarks.table_qa import parse_question, query_for
+    from whowhen.benchmarks.table_qa.tasks import parse_question, query_for
 
     results = re.findall(r"^Observation \(sql\): value\n(\S+)", prompt, re.M)
     if results:
@@ -141,7 +141,7 @@ def _table_agent(prompt: str) -> str:
 
 def _file_agent(prompt: str) -> str:
     """Dataset-file QA: compute 'What is <expression>?', else pick option A."""
-    from whowhen.benchmarks.arithmetic import calculate
+    from whowhen.tools import calculate
 
     question = prompt.split("Question: ", 1)[-1]
     expr = re.match(r"What is ([-+*/\d\s().]+)\?", question)

@@ -8,9 +8,8 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.agents import LLM_SYSTEMS, make_system
-from whowhen.benchmarks import get_benchmark
-from whowhen.injection import random_slip
+from whowhen.injection.operators import random_slip
+from whowhen.registry import LLM_SYSTEMS, get_benchmark, make_system
 from whowhen.replay.classify import classify, describe
 from whowhen.replay.probe import probe_rows, replay_run
 from whowhen.runtime.records import steps_from_frame

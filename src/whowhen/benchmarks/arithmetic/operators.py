@@ -1,0 +1,212 @@
+"""Error operators for the arithmetic policies' steps, one per taxonomy mode that fits.
+
+Each applies only where the scripted policy's next move is known: a calculation (or
+`print(a op b)` program) in the policy's own form, the solver's proposal, the verifier's
+rejection. The replacement uses the policy's own templates, so the slip reads like the
+policy's text.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Sequence
+
+from whowhen.agents.scripted import proposed_answer
+from whowhen.benchmarks.arithmetic.policies import (
+    PROPOSAL,
+    calc_action,
+    code_action,
+    parse_calc,
+    parse_code,
+)
+from whowhen.benchmarks.arithmetic.tasks import parse_problem
+from whowhen.benchmarks.base import Operator
+from whowhen.injection.slips import typo
+from whowhen.runtime import Action, Step
+from whowhen.tools import final_action
+
+_PROPOSAL_RE = re.compile(r"^I have applied all (\d+) operations\. Proposed answer: (\S+?)\.$")
+_REJECTION_RE = re.compile(r"^Check failed(?: at calculation \d+)?: the problem ")
+
+
+def _problem(history: Sequence[Step]) -> tuple[int, list[tuple[str, int]]] | None:
+    """The problem shown at step 0, or None when the history is not an arithmetic task."""
+    if not history or "Problem: " not in history[0].content:
+        return None
+    try:
+        return parse_problem(history[0].content.split("Problem: ", 1)[-1])
+    except ValueError:
+        return None
+
+
+def _since(history: Sequence[Step]) -> int:
+    """Index of the verifier's last message (0 before it spoke): a solver starts over there."""
+    return max((s.step for s in history if s.actor == "verifier" and s.tool is None), default=0)
+
+
+def _policy_step(
+    action: Action, history: Sequence[Step]
+) -> tuple[str, int, list[tuple[str, int]], Callable[..., Action]] | None:
+    """(running total, index of the operation this step applies, operations, step builder)
+    when `action` is exactly the single agent's next calculation or program; else None.
+    The solver of the two-agent system is left out: the verifier counts and checks its
+    calculations, so these planning slips would only ever be caught and redone there."""
+    if action.actor != "assistant":
+        return None
+    problem = _problem(history)
+    if action.tool == "calculator":
+        parsed, build = parse_calc(action), calc_action
+    elif action.tool == "run_python":
+        parsed, build = parse_code(action), code_action
+    else:
+        return None
+    if problem is None or parsed is None:
+        return None
+    op, a, n, _ = parsed
+    if build(action.actor, op, a, n) != action:  # not in the policy's form, or already off
+        return None
+    done = sum(s.actor == action.actor and s.tool == action.tool for s in history)
+    ops = problem[1]
+    if done >= len(ops) or ops[done] != (op, int(float(n))):
+        return None
+    return a, done, ops, build
+
+
+def premature_finish(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
+    """planning.premature_finish: after at least one operation, the running total is given
+    as the answer instead of applying the next operation."""
+    step = _policy_step(action, history)
+    if step is None or step[1] == 0:
+        return None
+    return final_action(action.actor, step[0])
+
+
+def wrong_subgoal(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
+    """planning.wrong_subgoal: the step applies the operation after the next one (stated and
+    computed), so the next one is skipped: the policy goes on counting from there."""
+    step = _policy_step(action, history)
+    if step is None:
+        return None
+    total, k, ops, build = step
+    if k + 1 >= len(ops) or ops[k + 1] == ops[k]:
+        return None
+    op, n = ops[k + 1]
+    return build(action.actor, op, total, str(n))
+
+
+def distorted_handoff(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
+    """coordination.distorted_handoff: the solver's proposal miscopies the last result."""
+    m = _PROPOSAL_RE.match(action.content) if action.tool is None else None
+    if m is None or action.actor != "solver":
+        return None
+    return Action("solver", PROPOSAL.format(n=m.group(1), total=typo(m.group(2), rng)))
+
+
+def false_approval(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
+    """verification.false_approval: instead of sending the solver back, the verifier
+    answers with the proposal it should have rejected, in its approval wording."""
+    problem = _problem(history)
+    if action.actor != "verifier" or action.tool is not None or problem is None:
+        return None
+    if not _REJECTION_RE.match(action.content):
+        return None
+    answer = proposed_answer(history)
+    if not answer:
+        return None
+    return final_action("verifier", answer, verified_steps=len(problem[1]))
+
+
+def ignored_message(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
+    """coordination.ignored_message: sent back by the verifier, the solver re-sends the
+    proposal it made before the rejection, as if the rejection had not come."""
+    if action.actor != "solver" or action.tool is not None:
+        return None
+    if not _PROPOSAL_RE.match(action.content):
+        return None
+    since = _since(history)
+    rejection = history[since] if since else None
+    if rejection is None or not _REJECTION_RE.match(rejection.content):
+        return None
+    earlier = [
+        s
+        for s in history[:since]
+        if s.actor == "solver" and s.tool is None and _PROPOSAL_RE.match(s.content)
+    ]
+    if not earlier or earlier[-1].content == action.content:
+        return None
+    return Action("solver", earlier[-1].content)
+
+
+_CONFUSED_OP = {"add": "sub", "sub": "add", "mul": "add", "div": "sub"}
+
+
+def wrong_operand(action: Action, rng: random.Random) -> Action | None:
+    """reasoning.wrong_operand: a calculation with a nearby number in place of the operand
+    (a divisor that still divides the total evenly, for a division)."""
+    parsed = parse_calc(action)
+    if parsed is None:
+        return None
+    op, a, n, _ = parsed
+    value = int(float(n))
+    candidates = [v for v in range(max(1, value - 3), value + 4) if v != value]
+    if op == "div":
+        total = float(a)
+        candidates = [d for d in range(2, 10) if d != value and total % d == 0] or candidates
+    return calc_action(action.actor, op, a, str(rng.choice(candidates)))
+
+
+def wrong_operator(action: Action, rng: random.Random) -> Action | None:
+    """reasoning.wrong_operator: a confused operation, stated and computed."""
+    parsed = parse_calc(action)
+    if parsed is None:
+        return None
+    op, a, n, _ = parsed
+    return calc_action(action.actor, _CONFUSED_OP[op], a, n)
+
+
+def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
+    """action.wrong_tool_argument: the intent is right, the expression mistypes the total."""
+    parsed = parse_calc(action)
+    if parsed is None:
+        return None
+    op, a, n, _ = parsed
+    return calc_action(action.actor, op, a, n, expr_a=typo(a, rng))
+
+
+_CALCULATOR = {
+    "reasoning.wrong_operand": wrong_operand,
+    "reasoning.wrong_operator": wrong_operator,
+    "action.wrong_tool_argument": wrong_tool_argument,
+}
+
+
+def _as_code(mode: str) -> Callable[[Action, random.Random], Action | None]:
+    """The calculator operator of `mode`, applied to a code step: the program is read
+    as the equivalent calculator step, changed, and written back as a program."""
+
+    def apply(action: Action, rng: random.Random) -> Action | None:
+        parsed = parse_code(action)
+        if parsed is None:
+            return None
+        op, a, n, code_a = parsed
+        core = _CALCULATOR[mode]
+        changed = core(calc_action(action.actor, op, a, n, code_a), rng)
+        back = parse_calc(changed) if changed is not None else None
+        return code_action(action.actor, *back) if back is not None else None
+
+    return apply
+
+
+OPERATORS: dict[str, Operator | tuple[Operator, ...]] = {
+    **{mode: (op, _as_code(mode)) for mode, op in _CALCULATOR.items()},
+    "planning.premature_finish": premature_finish,
+    "planning.wrong_subgoal": wrong_subgoal,
+    "coordination.distorted_handoff": distorted_handoff,
+    "verification.false_approval": false_approval,
+    "coordination.ignored_message": ignored_message,
+}
+"""Taxonomy mode -> operator(s) for the arithmetic steps: the calculator operators, on
+calculator steps and, read back as a calculation, on code-as-action steps
+(`print(<total> <op> <n>)`); and the planning, hand-off and verification slips of these
+policies."""

@@ -1,0 +1,118 @@
+"""The chart QA policies' messages and actions: templates, builders and the parsers that
+read them back."""
+
+from __future__ import annotations
+
+import re
+
+from whowhen.benchmarks.chart_qa.tasks import format_values, trend_of
+from whowhen.runtime import Action
+
+Values = list[tuple[str, int]]
+CHART_LEAD = "The chart reads"  # values the agent itself read off the chart
+REPORTED_LEAD = "The reported values are"  # values the analyst got from the orchestrator
+HANDOFF_LEAD = "The reader reports"  # values the orchestrator passes on
+TOOL_LEAD = "Bars read from the image, left to right:"  # read_chart's observation
+_LIST = r"((?:[A-Z][a-z]+ \d+, )*[A-Z][a-z]+ \d+)"
+_LISTED = re.compile(rf"({CHART_LEAD}|{REPORTED_LEAD}|{HANDOFF_LEAD}|{TOOL_LEAD}) {_LIST}\.")
+_CALC = re.compile(r"(\w+) minus (\w+) is (\d+) - (\d+)\.")
+EXPR = re.compile(r"^\((\d+) - (\d+)\)$")
+DIFF_REPORT = re.compile(
+    r"(\w+) (\d+) minus (\w+) (\d+) is (-?[\d.]+)\. Proposed answer: (\S+?)\.$"
+)
+PROPOSED = re.compile(r"Proposed answer: (\S+?)\.$")
+_REJECTED = re.compile(r"^To orchestrator: Check failed: ")
+_SENTENCES = {
+    "rise": "From left to right every value is higher than the one before, so they rise.",
+    "fall": "From left to right every value is lower than the one before, so they fall.",
+    "neither": "From left to right the values go both up and down, so neither.",
+}
+
+
+# --- the policies' wording ---------------------------------------------------------------
+
+
+def parse_values(text: str) -> tuple[str, Values] | None:
+    """(lead phrase, values) of the first value list in a step's text."""
+    m = _LISTED.search(text)
+    if not m:
+        return None
+    pairs = [item.rsplit(" ", 1) for item in m.group(2).split(", ")]
+    return m.group(1), [(name, int(value)) for name, value in pairs]
+
+
+def parse_calc(text: str) -> tuple[str, str, str, str] | None:
+    """(a, b, stated va, stated vb) of a difference step's text `a minus b is va - vb.`"""
+    m = _CALC.search(text)
+    return (m.group(1), m.group(2), m.group(3), m.group(4)) if m else None
+
+
+def conclude(kind: str, values: Values) -> tuple[str, str]:
+    """(the reasoning sentence, the answer) for a max, min or trend question."""
+    if kind == "trend":
+        word = trend_of([v for _, v in values])
+        return _SENTENCES[word], word
+    pick = max if kind == "max" else min
+    name, value = pick(values, key=lambda item: item[1])
+    return f"The {'highest' if kind == 'max' else 'lowest'} value is {name}'s {value}.", name
+
+
+def kind_of(text: str) -> str | None:
+    """The question kind a step's stated conclusion answers (None: no conclusion)."""
+    if "highest value is" in text:
+        return "max"
+    if "lowest value is" in text:
+        return "min"
+    return "trend" if any(s in text for s in _SENTENCES.values()) else None
+
+
+def calc_action(
+    actor: str,
+    lead: str,
+    values: Values,
+    a: str,
+    b: str,
+    expr: str | None = None,
+) -> Action:
+    """A difference step: the values, the stated computation and the expression sent
+    (`expr` differs from the stated one only for an action error).
+
+    The expression is parenthesised: the arithmetic benchmark's core operators rewrite a
+    bare `a - b` into their own "running total" wording, which would read as a marker here."""
+    by_name = dict(values)
+    va, vb = by_name[a], by_name[b]
+    return Action(
+        actor,
+        f"{lead} {format_values(values)}. {a} minus {b} is {va} - {vb}.",
+        "calculator",
+        {"expression": expr or f"({va} - {vb})"},
+    )
+
+
+def answer_action(actor: str, lead: str, values: Values, kind: str) -> Action:
+    sentence, answer = conclude(kind, values)
+    return Action(
+        actor,
+        f"{lead} {format_values(values)}. {sentence} The answer is {answer}.",
+        "final_answer",
+        {"answer": answer},
+    )
+
+
+def diff_answer_action(actor: str, a: str, b: str, result: str) -> Action:
+    return Action(
+        actor,
+        f"{a} is higher than {b} by {result}. The answer is {result}.",
+        "final_answer",
+        {"answer": result},
+    )
+
+
+def approval_action(answer: str) -> Action:
+    """The verifier's approval: the analyst's proposed answer becomes the final answer."""
+    return Action(
+        "verifier",
+        f"The analyst's answer agrees with the reader's values. Final answer: {answer}.",
+        "final_answer",
+        {"answer": answer},
+    )

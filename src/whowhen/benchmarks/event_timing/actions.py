@@ -1,0 +1,114 @@
+"""The event timing policies' messages and actions: templates, builders and the parsers
+that read them back."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from whowhen.benchmarks.event_timing.tasks import (
+    Detections,
+    Spec,
+    parse_objects,
+)
+from whowhen.runtime import Action, Step
+
+FRAMES_RE = re.compile(r"frames (\d+) to (\d+) with step (\d+)")
+DETECT_RE = re.compile(r"detect the objects in frame (\d+)")
+LISTING_RE = re.compile(r"^Frames ([\d, ]+) \(")
+SUMMARY_RE = re.compile(
+    r"(First frame inside the zone|Crossings of the line x = \d+) in the detections: "
+    r"((?:\w+ (?:\d+|none)(?:, )?)+)\."
+)
+ANSWER_RE = re.compile(r"Answer: (\w+)\.$")
+ABOUT_RE = re.compile(r"The question is about the (\w+) ball\.")
+TRACK_RE = re.compile(r"^To tracker: Track (the \w+ ball|all balls) in frames")
+REPORT_RE = re.compile(r"^To orchestrator: Detections while tracking (the \w+ ball|all balls): ")
+ENTRY_RE = re.compile(r"frame (\d+): ([^;]*?)(?=; frame |\.$)")
+POINT_RE = re.compile(r"(\w+) \((\d+), (\d+)\)")
+TO_VERIFIER_RE = re.compile(r"^To verifier: The analyst's answer is (\w+)\.")
+APPROVED = "The analyst's answer matches the tracker's detections. "
+REJECTED = (
+    "The tracker's detections give {answer}, not {claimed}. Please have the analyst "
+    "recompute the answer."
+)
+REJECT_RE = re.compile(
+    r"^To orchestrator: The tracker's detections give (\w+), not (\w+)\. Please have the "
+    r"analyst recompute the answer\.$"
+)
+COUNT_RE = re.compile(r"^(?:To orchestrator: )?Crossings of the line x = \d+ in the detections")
+
+
+def frames_text(a: int, b: int, s: int) -> str:
+    return f"frames {a} to {b} with step {s}"
+
+
+def sample_action(actor: str, why: str, a: int, b: int, s: int) -> Action:
+    text = f"{why}I will look at {frames_text(a, b, s)}."
+    return Action(actor, text, "sample_frames", {"start": a, "end": b, "step": s})
+
+
+def detect_action(actor: str, frame: int) -> Action:
+    return Action(
+        actor, f"I will detect the objects in frame {frame}.", "detect_objects", {"frame": frame}
+    )
+
+
+def listings_of(history: Sequence[Step], since: int, actor: str) -> list[list[int]]:
+    """Frames listed by each successful sample_frames call of `actor` after `since`."""
+    found = []
+    for step in history[since:]:
+        if step.kind == "observation" and step.actor == "sample_frames":
+            if history[step.step - 1].actor != actor:
+                continue
+            m = LISTING_RE.match(step.content)
+            if m:
+                found.append([int(f) for f in m.group(1).split(", ")])
+    return found
+
+
+def detections_of(history: Sequence[Step], since: int, actor: str) -> Detections:
+    """Detections of `actor` after `since`, filed under the frame each call meant to see."""
+    track: Detections = {}
+    for step in history[since:]:
+        if step.kind == "observation" and step.actor == "detect_objects":
+            call = history[step.step - 1]
+            m = DETECT_RE.search(call.content)
+            if call.actor == actor and m:
+                track[int(m.group(1))] = parse_objects(step.content)
+    return track
+
+
+def verdict_text(spec: Spec, items: dict[str, str], answer: str) -> str:
+    """'<what> in the detections: red 14, blue none. [The question is ...] Answer: X.'"""
+    what = (
+        f"Crossings of the line x = {spec.line}"
+        if spec.kind == "cross"
+        else "First frame inside the zone"
+    )
+    listed = ", ".join(f"{c} {v}" for c, v in items.items()) or "no balls"
+    about = "" if spec.kind == "first" else f"The question is about the {spec.colour} ball. "
+    return f"{what} in the detections: {listed}. {about}Answer: {answer}."
+
+
+def question_of(history: Sequence[Step]) -> str:
+    return history[0].content.rsplit("Question: ", 1)[-1].strip()
+
+
+def reported(history: Sequence[Step]) -> Detections:
+    """Every detection the tracker reported to the orchestrator (later reports win)."""
+    track: Detections = {}
+    for step in history:
+        if step.actor == "tracker" and step.kind == "message" and REPORT_RE.match(step.content):
+            for frame, objs in ENTRY_RE.findall(step.content.split(": ", 2)[2]):
+                track[int(frame)] = {c: (int(x), int(y)) for c, x, y in POINT_RE.findall(objs)}
+    return track
+
+
+def report_text(what: str, frames: Sequence[int], track: Detections) -> str:
+    def entry(frame: int) -> str:
+        objs = track.get(frame, {})
+        return ", ".join(f"{c} ({x}, {y})" for c, (x, y) in objs.items()) or "none"
+
+    listed = "; ".join(f"frame {f}: {entry(f)}" for f in frames)
+    return f"Detections while tracking {what}: {listed}."

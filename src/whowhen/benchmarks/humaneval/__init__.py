@@ -1,0 +1,18 @@
+"""HumanEval (text, coding): the real 164 problems, solved by writing code and running
+the docstring examples, scored by the hidden tests in the sandbox; scripted code-act and
+coder -> tester -> reviewer pipeline policies, their error operators and role prompts."""
+
+from whowhen.benchmarks.base import Benchmark
+from whowhen.benchmarks.humaneval import env, operators, policies, prompts, tasks
+
+SPEC = Benchmark(
+    tasks.BENCHMARK,
+    tasks.MODALITY,
+    tasks.CATEGORY,
+    tasks.make_tasks,
+    env.Env,
+    env.TOOL_SPECS,
+    policies.POLICIES,
+    operators.OPERATORS,
+    prompts.PROMPTS,
+)

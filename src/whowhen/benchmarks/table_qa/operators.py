@@ -1,0 +1,163 @@
+"""Error operators for the table QA steps and messages, one per taxonomy mode."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from whowhen.agents.scripted import proposed_answer
+from whowhen.benchmarks.base import Operator
+from whowhen.benchmarks.table_qa.policies import (
+    _PROPOSAL,
+    _PROPOSAL_RE,
+    _REJECTION_RE,
+    _approve,
+    _last_result,
+    parse_sql_step,
+    sql_action,
+)
+from whowhen.benchmarks.table_qa.tasks import MEASURES, REGIONS, parse_question, query_for
+from whowhen.injection.slips import typo
+from whowhen.runtime import Action, Step
+from whowhen.tools import final_action
+
+# --- operators -----------------------------------------------------------------------------
+
+_LOOKALIKE = {"1": "7", "7": "1", "3": "8", "8": "3", "5": "6", "6": "5", "0": "8"}
+
+
+def misread(value: str, rng: random.Random) -> str:
+    """A value read off wrongly: two adjacent digits swapped (the decimal point stays where
+    it is) or a look-alike digit (1/7, 3/8, 5/6, 0/8)."""
+    chars = list(value)
+    swaps = [
+        i
+        for i in range(len(chars) - 1)
+        if chars[i].isdigit()
+        and chars[i + 1].isdigit()
+        and chars[i] != chars[i + 1]
+        and not (i == 0 and chars[1] == "0")
+    ]
+    alike = [
+        i for i, c in enumerate(chars) if c in _LOOKALIKE and not (i == 0 and _LOOKALIKE[c] == "0")
+    ]
+    if swaps and (rng.random() < 0.6 or not alike):
+        i = rng.choice(swaps)
+        chars[i], chars[i + 1] = chars[i + 1], chars[i]
+    elif alike:
+        i = rng.choice(alike)
+        chars[i] = _LOOKALIKE[chars[i]]
+    else:
+        return typo(value, rng)
+    return "".join(chars)
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _policy_query(action: Action, history: Sequence[Step]) -> tuple[str, str, str, str, int] | None:
+    """The stated query of a step in the policy's form that asks what the question asks."""
+    parsed = parse_sql_step(action)
+    if parsed is None or sql_action(action.actor, *parsed) != action:
+        return None
+    if history and parse_question(history[0].content) != parsed:
+        return None
+    return parsed
+
+
+def wrong_subgoal(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
+    """planning.wrong_subgoal: the query computes the other measure (units instead of
+    revenue, or revenue instead of units), stated and queried."""
+    parsed = _policy_query(action, history)
+    if parsed is None:
+        return None
+    agg, measure, *rest = parsed
+    other = next(m for m in MEASURES if m != measure)
+    return sql_action(action.actor, agg, other, *rest)
+
+
+def misread_value(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
+    """perception.misread_value: the answer transcribes the query's result wrongly."""
+    answer = str((action.tool_args or {}).get("answer", ""))
+    if action.tool != "final_answer" or not _numeric(answer):
+        return None
+    if _last_result(history) != answer or final_action(action.actor, answer) != action:
+        return None
+    return final_action(action.actor, misread(answer, rng))
+
+
+def distorted_handoff(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
+    """coordination.distorted_handoff: the solver's proposal miscopies the query's value."""
+    m = _PROPOSAL_RE.match(action.content) if action.tool is None else None
+    if m is None or action.actor != "solver" or not _numeric(m.group(1)):
+        return None
+    return Action("solver", _PROPOSAL.format(answer=typo(m.group(1), rng)))
+
+
+def false_approval(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
+    """verification.false_approval: instead of sending the solver back, the verifier
+    answers with the proposal it should have rejected, in its approval wording."""
+    if action.actor != "verifier" or action.tool is not None:
+        return None
+    if not _REJECTION_RE.match(action.content) or not history:
+        return None
+    answer = proposed_answer(history)
+    return _approve(answer) if answer else None
+
+
+_SWAP_AGG = {"total": "average", "average": "total", "largest": "smallest", "smallest": "largest"}
+
+
+def wrong_operand(action: Action, rng: random.Random) -> Action | None:
+    """reasoning.wrong_operand: the right aggregate over a neighbouring month."""
+    table = parse_sql_step(action)
+    if table is None:
+        return None
+    agg, measure, product, region, month = table
+    other = rng.choice([m for m in (month - 1, month + 1) if 1 <= m <= 6])
+    return sql_action(action.actor, agg, measure, product, region, other)
+
+
+def wrong_operator(action: Action, rng: random.Random) -> Action | None:
+    """reasoning.wrong_operator: a confused aggregate, stated and queried."""
+    table = parse_sql_step(action)
+    if table is None:
+        return None
+    agg, *rest = table
+    return sql_action(action.actor, _SWAP_AGG[agg], *rest)
+
+
+def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
+    """action.wrong_tool_argument: the intent is right, the query filters another region."""
+    table = parse_sql_step(action)
+    if table is None:
+        return None
+    agg, measure, product, region, month = table
+    other = rng.choice([r for r in REGIONS if r != region])
+    return sql_action(
+        action.actor,
+        agg,
+        measure,
+        product,
+        region,
+        month,
+        query=query_for(agg, measure, product, other, month),
+    )
+
+
+OPERATORS: dict[str, Operator] = {
+    "reasoning.wrong_operand": wrong_operand,
+    "reasoning.wrong_operator": wrong_operator,
+    "action.wrong_tool_argument": wrong_tool_argument,
+    "planning.wrong_subgoal": wrong_subgoal,
+    "perception.misread_value": misread_value,
+    "coordination.distorted_handoff": distorted_handoff,
+    "verification.false_approval": false_approval,
+}
+"""Taxonomy mode -> operator for this benchmark's queries (a wrong month, aggregate or
+filter), answers and messages."""

@@ -1,0 +1,18 @@
+"""Web shop (text, web interaction): buy the right item with the right options on a
+simulated site; scripted ReAct and orchestrator policies, their error operators and role
+prompts."""
+
+from whowhen.benchmarks.base import Benchmark
+from whowhen.benchmarks.web_shop import env, operators, policies, prompts, tasks
+
+SPEC = Benchmark(
+    tasks.BENCHMARK,
+    tasks.MODALITY,
+    tasks.CATEGORY,
+    tasks.make_tasks,
+    env.Env,
+    env.TOOL_SPECS,
+    policies.POLICIES,
+    operators.OPERATORS,
+    prompts.PROMPTS,
+)

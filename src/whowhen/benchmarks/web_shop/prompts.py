@@ -1,0 +1,22 @@
+"""Role prompts for an LLM playing the web shop systems' agents."""
+
+from __future__ import annotations
+
+PROMPTS: dict[str, dict[str, str]] = {
+    "react": {
+        "assistant": "You shop on a web store for the item the instruction describes: use "
+        "search and click to find and open it, select_option for each option, add_to_cart, "
+        "then checkout.",
+    },
+    "orchestrator": {
+        "orchestrator": "You coordinate the purchase: have the searcher find and open the "
+        "item, the buyer configure it and add it to the cart, then ask the verifier to check.",
+        "searcher": "You find the product the orchestrator describes with search and click, "
+        "checking price and options, and report its item id with its page left open.",
+        "buyer": "You configure the open product with select_option, add it with add_to_cart "
+        "(emptying the cart first via click if it holds an earlier item), and report back.",
+        "verifier": "You check the cart against the instruction; if it matches, call checkout, "
+        "otherwise send it back to the orchestrator with the reason.",
+    },
+}
+"""System -> agent -> the role prompt an LLM playing that agent would get."""

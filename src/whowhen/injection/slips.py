@@ -1,0 +1,48 @@
+"""Generic slip helpers every benchmark's operators may use: a realistic mistyped number,
+and the one operator that fits any benchmark (a mistyped numeric final answer).
+
+Why here, below the benchmark packages: operators of several benchmarks mistype numbers
+the same way, and the planning machinery (`injection.operators`, `injection.plan`) sits
+above the packages, so it cannot be what they import.
+"""
+
+from __future__ import annotations
+
+import random
+
+from whowhen.runtime import Action
+from whowhen.tools import format_number
+
+
+def typo(number: str, rng: random.Random) -> str:
+    """A realistic mistyping of a number: swap two adjacent digits, or be off by one/ten."""
+    digits = number.lstrip("-")
+    swaps = [
+        i
+        for i in range(len(digits) - 1)
+        if digits[i] != digits[i + 1] and not (i == 0 and digits[1] == "0")
+    ]
+    if swaps and "." not in digits and rng.random() < 0.6:
+        i = rng.choice(swaps)
+        digits = digits[:i] + digits[i + 1] + digits[i] + digits[i + 2 :]
+        return ("-" if number.startswith("-") else "") + digits
+    value = float(number) + rng.choice([-10, -1, 1, 10])
+    if value <= 0:
+        value = float(number) + 1
+    return format_number(value)
+
+
+def wrong_final_answer(action: Action, rng: random.Random) -> Action | None:
+    """action.wrong_tool_argument on `final_answer`: the numeric answer, mistyped."""
+    if action.tool != "final_answer":
+        return None
+    answer = str((action.tool_args or {}).get("answer", ""))
+    try:
+        float(answer)
+    except ValueError:
+        return None
+    return Action(action.actor, action.content, "final_answer", {"answer": typo(answer, rng)})
+
+
+GENERIC = {"action.wrong_tool_argument": wrong_final_answer}
+"""Mode -> operator that applies to any benchmark's actions (tried before the packages')."""

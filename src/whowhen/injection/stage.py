@@ -1,0 +1,45 @@
+"""Injection stage: plan one taxonomy-grounded error per planned trajectory of one
+(benchmark, system) shard."""
+
+from __future__ import annotations
+
+from whowhen.injection import plan as plan_module
+from whowhen.injection.llm_generator import LLMErrorGenerator
+from whowhen.injection.plan import plan_injections
+from whowhen.models import make_client
+from whowhen.schema import INJECTIONS, MODE_OVERVIEW, RUNS, STEPS, read_table, write_table
+from whowhen.taxonomy import load_taxonomy
+
+
+def mode_weights(overview: object, calibrate: float) -> dict[tuple[str, str], dict[str, float]]:
+    """(benchmark, system) -> mode -> 1 + calibrate * (natural failures with that mode)."""
+    weights: dict[tuple[str, str], dict[str, float]] = {}
+    for row in overview.iter_rows(named=True):  # type: ignore[attr-defined]
+        pair = weights.setdefault((row["benchmark"], row["system"]), {})
+        pair[row["mode"]] = 1.0 + calibrate * row["count"]
+    return weights
+
+
+def stage(params: dict, inputs: object, outputs: object, wildcards: object) -> None:
+    """Snakemake edge: plan the injections of one (benchmark, system) shard."""
+    cfg = params["injection"]
+    generator = plan_module.programmatic
+    if cfg.get("generator", "programmatic") != "programmatic":
+        generator = LLMErrorGenerator(
+            make_client(cfg["generator"], {**params["llm"], "progress": False}, params["models"])
+        )
+    planned = plan_injections(
+        read_table(inputs["runs"], RUNS),
+        read_table(inputs["steps"], STEPS),
+        load_taxonomy(inputs["taxonomy"]),
+        cfg["seed"],
+        cfg["per_run"],
+        cfg.get("modes") or None,
+        generator,
+        mode_weights(read_table(inputs["mode_overview"], MODE_OVERVIEW), cfg.get("calibrate", 1.0)),
+        {
+            b: cfg.get("benchmarks", {}).get(b, {}).get("steps", cfg.get("steps", "uniform"))
+            for b in params["benchmarks"]
+        },
+    )
+    write_table(planned, INJECTIONS, outputs["injections"])

@@ -1,0 +1,117 @@
+"""Tool code several benchmarks share: the calculator, number formatting, `final_answer`
+and the sandboxed `run_python`.
+
+Why one module below the benchmark packages: arithmetic, table QA and chart QA all
+format numbers and compute with the same calculator, and every environment offers
+`final_answer` and `run_python`; a benchmark package may import this, never another
+benchmark package.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from typing import Any
+
+from whowhen.runtime import Action
+from whowhen.sandbox import Limits
+from whowhen.sandbox import run_python as sandboxed
+
+CALCULATOR_TOOL = {
+    "name": "calculator",
+    "description": "Evaluate an arithmetic expression (+ - * / and "
+    "parentheses) and return the number.",
+    "parameters": {
+        "type": "object",
+        "required": ["expression"],
+        "additionalProperties": False,
+        "properties": {"expression": {"type": "string"}},
+    },
+}
+
+
+def format_number(value: float) -> str:
+    """Integers without a trailing '.0'; other values rounded to 6 significant decimals."""
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:.6g}"
+
+
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
+
+
+def calculate(expression: str) -> str:
+    """The calculator tool: + - * / and parentheses on numbers, nothing else is evaluated."""
+    try:
+        tree = ast.parse(expression, mode="eval")
+        return format_number(_eval(tree.body))
+    except ZeroDivisionError:
+        return "Error: division by zero"
+    except (SyntaxError, ValueError, TypeError):
+        return f"Error: cannot evaluate {expression!r}"
+
+
+def _eval(node: ast.AST) -> float:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        return _BINOPS[type(node.op)](_eval(node.left), _eval(node.right))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_eval(node.operand)
+    raise ValueError("unsupported expression")
+
+
+FINAL_ANSWER_TOOL: dict[str, Any] = {
+    "name": "final_answer",
+    "description": "Give the final answer and end the task.",
+    "parameters": {
+        "type": "object",
+        "required": ["answer"],
+        "additionalProperties": False,
+        "properties": {"answer": {"type": "string"}},
+    },
+}
+"""Every benchmark's last tool (its schema, for LLM policies); handled by AnswerEnv.step."""
+
+RUN_PYTHON_TOOL: dict[str, Any] = {
+    "name": "run_python",
+    "description": (
+        "Run a Python program in a sandbox (no network, 10 s, 512 MB, its own temp dir) "
+        "and return what it prints."
+    ),
+    "parameters": {
+        "type": "object",
+        "required": ["code"],
+        "additionalProperties": False,
+        "properties": {"code": {"type": "string"}},
+    },
+}
+"""Code-as-action: offered by every environment, so a code agent can pair with any of them."""
+
+
+def run_python(args: dict[str, Any]) -> str:
+    """The sandboxed `run_python` tool: stdout, or the error, plus the status if not ok.
+
+    Only the standard library is importable (the sandbox runs `python -I -S`), which keeps
+    the output a function of the code alone."""
+    result = sandboxed(str(args.get("code", "")), Limits(wall_s=10.0, cpu_s=5, memory_mb=512))
+    text = result.stdout.rstrip()
+    if result.status != "ok":
+        tail = result.stderr.strip().splitlines()[-1:] or [result.status]
+        text = f"{text}\n[{result.status}] {tail[0]}".strip()
+    return text or "(no output)"
+
+
+def final_action(actor: str, answer: str, verified_steps: int | None = None) -> Action:
+    text = (
+        f"I checked all {verified_steps} calculations against the problem; they use the "
+        f"right operations. Final answer: {answer}."
+        if verified_steps is not None
+        else f"All operations are done; the answer is {answer}."
+    )
+    return Action(actor, text, "final_answer", {"answer": answer})
