@@ -7,7 +7,8 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.continuation import build_dataset, continue_injections
+from whowhen.dataset.build import build_dataset
+from whowhen.continuation import continue_injections
 from whowhen.injection.plan import plan_injections
 from whowhen.rollouts import run_rollouts
 from whowhen.taxonomy import load_taxonomy
@@ -42,7 +43,7 @@ def drifting_arithmetic(monkeypatch: Any) -> None:
     import dataclasses
     import itertools
 
-    from whowhen import benchmarks
+    from whowhen import registry
     from whowhen.benchmarks.arithmetic.env import ArithmeticEnv
 
     counter = itertools.count()
@@ -54,8 +55,8 @@ def drifting_arithmetic(monkeypatch: Any) -> None:
                 return "calculator", f"{result[1]} [{next(counter)}]"
             return result
 
-    drifting = dataclasses.replace(benchmarks.BENCHMARKS["arithmetic"], make_env=Drifting)
-    monkeypatch.setitem(benchmarks.BENCHMARKS, "arithmetic", drifting)
+    drifting = dataclasses.replace(registry.BENCHMARKS["arithmetic"], make_env=Drifting)
+    monkeypatch.setitem(registry.BENCHMARKS, "arithmetic", drifting)
 
 
 def slip_failures(system: str, benchmark: str, tasks: list[Any], seed: int) -> int:

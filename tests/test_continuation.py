@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from whowhen.continuation import assign_splits, continue_injections
+from whowhen.dataset.build import assign_splits
+from whowhen.continuation import continue_injections
 
 from .helpers import drifting_arithmetic, pipeline
 
@@ -135,7 +136,7 @@ def test_injections_after_a_recovered_slip_are_flagged() -> None:
 
 
 def test_single_error_keeps_only_runs_without_an_earlier_slip() -> None:
-    from whowhen.continuation import build_dataset
+    from whowhen.dataset.build import build_dataset
     from whowhen.injection.plan import plan_injections
     from whowhen.rollouts import run_rollouts
     from whowhen.taxonomy import load_taxonomy

@@ -6,13 +6,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from whowhen.datasets import (
-    export_who_and_when,
-    import_dataset,
-    import_generic,
-    import_who_and_when,
-)
-from whowhen.datasets.who_and_when import agent_of_role
+from whowhen.dataset.export import export_who_and_when
+from whowhen.imports.stage import import_dataset
+from whowhen.imports.generic import import_generic
+from whowhen.imports.who_and_when import import_who_and_when
+from whowhen.imports.who_and_when import agent_of_role
 from whowhen.errors import WhowhenError
 
 from .conftest import SHARED

@@ -21,7 +21,7 @@ from whowhen.attribution.reward import (
     reward_frame,
     step_kernel,
 )
-from whowhen.datasets.training import build_training, export_training, taxonomy_modes
+from whowhen.dataset.training import build_training, export_training, taxonomy_modes
 from whowhen.errors import WhowhenError
 from whowhen.models import ModelClient, load_prices, parse_model
 from whowhen.models.testserver import Behaviour, TestServer, attribution_responder

@@ -298,7 +298,7 @@ def test_tracer_needs_a_train_split(synthetic: dict[str, pl.DataFrame]) -> None:
 def test_heuristic_and_tracer_run_on_imported_who_and_when(
     synthetic: dict[str, pl.DataFrame],
 ) -> None:
-    from whowhen.datasets import import_who_and_when
+    from whowhen.imports.who_and_when import import_who_and_when
 
     data = import_who_and_when(SAMPLE).tables()
     runs, steps = data["runs"], data["steps"]

@@ -11,7 +11,10 @@ from typing import Any
 import jsonschema
 import yaml
 
+from whowhen.attribution.shortcuts import SHORTCUTS
 from whowhen.errors import WhowhenError
+from whowhen.registry import BENCHMARKS, LLM_SYSTEMS, SYSTEMS
+from whowhen.schema import FEEDBACK_SOURCES_FIXED
 
 
 @functools.cache
@@ -106,9 +109,6 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
 def _check_feedback(config: dict[str, Any], source: str) -> None:
     """The feedback loop names known benchmarks, systems and sources. It runs on the pairs
     the config's matrix also has, so a profile that changes `systems` needs no edit here."""
-    from whowhen.registry import BENCHMARKS, LLM_SYSTEMS, SYSTEMS
-    from whowhen.schema import FEEDBACK_SOURCES_FIXED
-
     fb = config["feedback"]
     for key, known in (
         ("benchmarks", [*BENCHMARKS, *config["benchmarks"]]),
@@ -119,12 +119,10 @@ def _check_feedback(config: dict[str, Any], source: str) -> None:
                 raise WhowhenError(
                     f"unknown {key[:-1]} {name!r}", path=source, field=f"feedback.{key}.{i}"
                 )
-    from whowhen.attribution.shortcuts import SHORTCUTS as shortcuts
-
     attributors = [*config["attribution"]["attributors"]]
     attributors += [item["name"] for item in config["attribution"]["llm"]]
     for i, name in enumerate(fb["sources"]):
-        if name in shortcuts:
+        if name in SHORTCUTS:
             raise WhowhenError(
                 f"{name!r} is fitted on the labelled dataset's train split and cannot "
                 "attribute feedback reruns",

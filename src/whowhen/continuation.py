@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from whowhen.errors import WhowhenError
+from whowhen.injection.operators import random_slip
 from whowhen.registry import LLM_SYSTEMS, agent_client, get_benchmark, make_system
 from whowhen.runtime import Action, warm_start
 from whowhen.runtime.records import run_row, step_rows, steps_from_frame
@@ -31,6 +32,9 @@ from whowhen.schema import (
 )
 
 log = logging.getLogger(__name__)
+
+SHARD_TABLES = {"runs": RUNS, "steps": STEPS, "continuations": CONTINUATIONS, "labels": LABELS}
+"""The tables of one continuation shard, and their schemas (the dataset stage reads them)."""
 
 
 def continue_injections(
@@ -196,8 +200,6 @@ def _compare_rerollout(
     bench_cfg: dict[str, Any],
 ) -> dict[str, Any]:
     """The re-rollout's prefix match and status for one injection (see runtime.rerollout)."""
-    from whowhen.injection.operators import random_slip
-
     system, bench = parent["system"], parent["benchmark"]
     fresh = int(stable_id("rerollout", seed, inj["injection_id"])[:8], 16)
     result = rerollout(
@@ -219,121 +221,6 @@ def _compare_rerollout(
     }
 
 
-def assign_splits(
-    labels: pl.DataFrame,
-    runs: pl.DataFrame,
-    seed: int,
-    train_fraction: float,
-    dev_fraction: float = 0.0,
-) -> pl.DataFrame:
-    """Train / dev / test by *task*, not by run, so no task leaks between splits; the
-    fractions hold within every benchmark (stratified), so each has a test split."""
-    if train_fraction + dev_fraction >= 1:
-        raise WhowhenError(
-            "train_fraction + dev_fraction must leave a test split", field="continuation"
-        )
-    task_of = runs.select("run_id", "task_id", "benchmark")
-    # within each benchmark, tasks in a seeded order; the first train_fraction of them
-    # train, the next dev_fraction dev, the rest test: every benchmark gets every split
-    tasks = task_of.select("benchmark", "task_id").unique()
-    tasks = tasks.with_columns(
-        pl.struct("benchmark", "task_id")
-        .map_elements(
-            lambda r: stable_id("split", seed, r["benchmark"], r["task_id"]), return_dtype=pl.String
-        )
-        .alias("key")
-    ).sort("benchmark", "key")
-    rank = tasks.with_columns(
-        ((pl.int_range(pl.len()).over("benchmark") + 0.5) / pl.len().over("benchmark")).alias("u")
-    ).with_columns(
-        pl.when(pl.col("u") < train_fraction)
-        .then(pl.lit("train"))
-        .when(pl.col("u") < train_fraction + dev_fraction)
-        .then(pl.lit("dev"))
-        .otherwise(pl.lit("test"))
-        .alias("split")
-    )
-    return (
-        labels.drop("split")
-        .join(task_of, on="run_id", how="left")
-        .join(rank.select("benchmark", "task_id", "split"), on=["benchmark", "task_id"], how="left")
-        .select(LABELS.schema.names)
-    )
-
-
-def balance_agents(labels: pl.DataFrame, runs: pl.DataFrame, cap: float = 0.5) -> pl.DataFrame:
-    """Drop labelled items of a multi-agent system's most blamed agent until no agent is
-    the gold agent of more than `cap` of the system's items, so "always name the agent
-    who is usually wrong" cannot score above `cap`. Which items go is decided by their
-    run id (deterministic), per (benchmark, system)."""
-    pairs = labels.join(runs.select("run_id", "benchmark", "system", "topology"), on="run_id")
-    keep: list[str] = []
-    for (_, _, topology), group in pairs.group_by(
-        "benchmark", "system", "topology", maintain_order=True
-    ):
-        counts = group["decisive_agent"].value_counts(sort=True)
-        if topology != "multi" or counts.height < 2:
-            keep += group["run_id"].to_list()
-            continue
-        top, n_top = counts.row(0)
-        others = group.height - n_top
-        allowed = int(others * cap / (1 - cap)) if cap < 1 else n_top
-        top_ids = group.filter(pl.col("decisive_agent") == top).sort("run_id")["run_id"]
-        keep += group.filter(pl.col("decisive_agent") != top)["run_id"].to_list()
-        keep += top_ids.head(max(allowed, 0)).to_list()
-    return labels.filter(pl.col("run_id").is_in(keep))
-
-
-def dataset_from_config(
-    parts: list[dict[str, pl.DataFrame]], cfg: dict[str, Any]
-) -> dict[str, pl.DataFrame]:
-    """`build_dataset` with the config's `continuation` section (as the dataset stage)."""
-    return build_dataset(
-        parts,
-        cfg["split_seed"],
-        cfg["train_fraction"],
-        cfg.get("dev_fraction", 0.0),
-        cfg.get("balance_agents", False),
-        cfg.get("single_error", False),
-    )
-
-
-def build_dataset(
-    parts: list[dict[str, pl.DataFrame]],
-    seed: int,
-    train_fraction: float,
-    dev_fraction: float = 0.0,
-    balance: bool = False,
-    single_error: bool = False,
-) -> dict[str, pl.DataFrame]:
-    """Merge per-(benchmark, system) continuations into the labelled dataset: the flipped
-    runs, their steps, and their labels with splits (optionally agent-balanced).
-
-    `single_error` keeps only runs whose parent held no earlier (recovered) natural slip:
-    there the injected step is the one and earliest decisive error, so the label is exact
-    under the earliest-decisive-step reading too (the replay oracle agrees on every one)."""
-    labels = pl.concat([p["labels"] for p in parts])
-    if single_error:
-        flagged = pl.concat([p["continuations"] for p in parts]).filter(
-            pl.col("earlier_error_step").is_not_null()
-        )["run_id"]
-        labels = labels.filter(~pl.col("run_id").is_in(flagged.to_list()))
-    all_runs = pl.concat([p["runs"] for p in parts])
-    if balance:
-        labels = balance_agents(labels, all_runs)
-    keep = labels["run_id"].to_list()
-    runs = all_runs.filter(pl.col("run_id").is_in(keep))
-    steps = pl.concat([p["steps"] for p in parts]).filter(pl.col("run_id").is_in(keep))
-    return {
-        "runs": runs,
-        "steps": steps,
-        "labels": assign_splits(labels, runs, seed, train_fraction, dev_fraction),
-    }
-
-
-_PART_TABLES = {"runs": RUNS, "steps": STEPS, "continuations": CONTINUATIONS, "labels": LABELS}
-
-
 def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
     """Snakemake edge: warm-start the injections of one (benchmark, system) shard."""
     tables = continue_injections(
@@ -349,19 +236,5 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         ),
         slips=read_table(inputs["slips"], SLIPS),
     )
-    for name, spec in _PART_TABLES.items():
+    for name, spec in SHARD_TABLES.items():
         write_table(tables[name], spec, outputs[name])
-
-
-def dataset_stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
-    """Snakemake edge: merge the shards into `results/dataset/`."""
-    parts = [
-        {name: read_table(inputs[name][i], spec) for name, spec in _PART_TABLES.items()}
-        for i in range(len(inputs["labels"]))
-    ]
-    data = dataset_from_config(parts, params["continuation"])
-    for name in ("runs", "steps", "labels"):
-        write_table(data[name], _PART_TABLES[name], outputs[name])
-    write_table(
-        pl.concat([p["continuations"] for p in parts]), CONTINUATIONS, outputs["continuations"]
-    )

@@ -8,7 +8,8 @@ from typing import Any
 import polars as pl
 
 from whowhen.injection.operators import random_slip
-from whowhen.registry import agent_client, get_benchmark, make_system
+from whowhen.media import media_root
+from whowhen.registry import LLM_SYSTEMS, agent_client, get_benchmark, make_system
 from whowhen.runtime import run_episode
 from whowhen.runtime.records import run_row, step_rows
 from whowhen.schema import RUNS, SLIPS, STEPS, stable_id, to_arrow, write_table
@@ -95,8 +96,6 @@ def run_rollouts(
 
 def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
     """Snakemake edge: one (benchmark, system) shard."""
-    from whowhen.media import media_root
-
     media_root().mkdir(parents=True, exist_ok=True)  # a DVC output even for text-only runs
     client = _client_for(wildcards["system"], params)
     runs, steps, slips = run_rollouts(
@@ -116,8 +115,6 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
 
 
 def _client_for(system: str, params: dict[str, Any]) -> Any:
-    from whowhen.registry import LLM_SYSTEMS
-
     if system not in LLM_SYSTEMS:
         return None
     return agent_client(params.get("agents"), params.get("llm"), params.get("models"))

@@ -7,29 +7,12 @@ and exit status 1, never a traceback.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from whowhen.errors import WhowhenError
-
-STAGES = {
-    "rollouts": "whowhen.rollouts:stage",
-    "replay": "whowhen.replay:stage",
-    "taxonomy": "whowhen.taxonomy.stage:stage",
-    "injection": "whowhen.injection.stage:stage",
-    "continuation": "whowhen.continuation:stage",
-    "dataset": "whowhen.continuation:dataset_stage",
-    "imports": "whowhen.datasets:stage",
-    "imports_manifest": "whowhen.datasets:manifest_stage",
-    "attribution": "whowhen.attribution:stage",
-    "tracer_fit": "whowhen.attribution.tracer:fit_stage",
-    "feedback": "whowhen.feedback.stage:stage",
-    "analysis": "whowhen.analysis.stage:stage",
-    "viewer": "whowhen.analysis.stage:viewer_stage",
-    "notebook": "whowhen.analysis.stage:notebook_stage",
-}
 
 
 def _named(obj: Any) -> dict[str, Any]:
@@ -37,16 +20,19 @@ def _named(obj: Any) -> dict[str, Any]:
     return {k: v for k, v in obj.items()}
 
 
-def run_stage(smk: Any, name: str) -> None:
-    """Entry point for `workflow/scripts/<stage>.py`."""
+Stage = Callable[[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]], None]
+"""A stage entry point: (params, inputs, outputs, wildcards) of one Snakemake job."""
+
+
+def run_stage(smk: Any, stage: Stage) -> None:
+    """Entry point for `workflow/scripts/<rule>.py`: run `stage` on the job `smk`."""
+    name = smk.rule
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if smk.log:
         handlers.append(logging.FileHandler(smk.log[0], mode="w"))
     logging.basicConfig(
         level=logging.INFO, handlers=handlers, force=True, format=f"[{name}] %(message)s"
     )
-    module, func = STAGES[name].split(":")
-    stage = getattr(importlib.import_module(module), func)
     try:
         stage(_named(smk.params), _named(smk.input), _named(smk.output), _named(smk.wildcards))
     except WhowhenError as exc:

@@ -1,5 +1,6 @@
 """Snakemake script for the analysis stage: all logic lives in the whowhen package."""
 
+from whowhen.analysis.stage import stage
 from whowhen.workflow import run_stage
 
-run_stage(snakemake, "analysis")
+run_stage(snakemake, stage)

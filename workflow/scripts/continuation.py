@@ -1,5 +1,6 @@
 """Snakemake script for the continuation stage: all logic lives in the whowhen package."""
 
+from whowhen.continuation import stage
 from whowhen.workflow import run_stage
 
-run_stage(snakemake, "continuation")
+run_stage(snakemake, stage)

@@ -1,5 +1,6 @@
 """Snakemake script for the imports stage: all logic lives in the whowhen package."""
 
+from whowhen.imports.stage import stage
 from whowhen.workflow import run_stage
 
-run_stage(snakemake, "imports")
+run_stage(snakemake, stage)

@@ -1,5 +1,6 @@
 """Snakemake script for the injection stage: all logic lives in the whowhen package."""
 
+from whowhen.injection.stage import stage
 from whowhen.workflow import run_stage
 
-run_stage(snakemake, "injection")
+run_stage(snakemake, stage)

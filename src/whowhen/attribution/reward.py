@@ -90,7 +90,7 @@ def reward_fn(
     completion: str | Sequence[Mapping[str, Any]] | Mapping[str, Any],
     record: Mapping[str, Any],
 ) -> float:
-    """Score a model's raw completion against one RL record (see whowhen.datasets.training).
+    """Score a model's raw completion against one RL record (see whowhen.dataset.training).
 
     The completion is parsed leniently by the attributor's own parser (JSON in a code fence
     or prose, "Step 5", agent-name case and decorations), so an answer earns exactly what the

@@ -50,7 +50,8 @@ def _load(data: str | Path) -> dict[str, pl.DataFrame]:
 
 
 def import_cmd(args: argparse.Namespace) -> int:
-    from whowhen.datasets import import_generic, import_who_and_when
+    from whowhen.imports.generic import import_generic
+    from whowhen.imports.who_and_when import import_who_and_when
 
     if args.format == "who-and-when":
         result = import_who_and_when(args.path)
@@ -81,8 +82,8 @@ def import_cmd(args: argparse.Namespace) -> int:
 
 
 def export_cmd(args: argparse.Namespace) -> int:
-    from whowhen.datasets import export_who_and_when
-    from whowhen.datasets.export import export_hf
+    from whowhen.dataset.export import export_who_and_when
+    from whowhen.dataset.export import export_hf
 
     tables = _load(args.data)
     if args.format == "hf":
@@ -96,7 +97,7 @@ def export_cmd(args: argparse.Namespace) -> int:
 
 def export_training_cmd(args: argparse.Namespace) -> int:
     from whowhen.attribution.llm import LLMAttributor
-    from whowhen.datasets.training import export_training, taxonomy_modes
+    from whowhen.dataset.training import export_training, taxonomy_modes
 
     modes: list[str] = []
     definitions: dict[str, str] = {}
@@ -120,7 +121,7 @@ def export_training_cmd(args: argparse.Namespace) -> int:
 
 
 def review_export_cmd(args: argparse.Namespace) -> int:
-    from whowhen.datasets.review import export_sheet
+    from whowhen.dataset.review import export_sheet
 
     tables = _load(args.data)
     n = export_sheet(tables["labels"], tables["runs"], tables["steps"], args.out, args.n, args.seed)
@@ -131,7 +132,7 @@ def review_export_cmd(args: argparse.Namespace) -> int:
 def review_import_cmd(args: argparse.Namespace) -> int:
     import json
 
-    from whowhen.datasets.review import agreement, read_sheet
+    from whowhen.dataset.review import agreement, read_sheet
     from whowhen.io import write_json
 
     result = agreement([read_sheet(path) for path in args.sheets])

@@ -1,24 +1,20 @@
-"""Datasets from outside the pipeline: Who&When, a user's own logs; and export back out."""
+"""Imports stage: read one configured outside dataset (Who&When, a user's own JSONL or
+Parquet logs) into the pipeline's tables, and list what was imported."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
-from whowhen.datasets.common import ImportResult
-from whowhen.datasets.export import export_who_and_when, to_who_and_when
-from whowhen.datasets.generic import import_generic
-from whowhen.datasets.who_and_when import import_who_and_when
 from whowhen.errors import WhowhenError
+from whowhen.imports.common import ImportResult
+from whowhen.imports.generic import import_generic
+from whowhen.imports.who_and_when import import_who_and_when
+from whowhen.io import write_json
+from whowhen.schema import LABELS, RUNS, read_table
 
-__all__ = [
-    "ImportResult",
-    "export_who_and_when",
-    "import_dataset",
-    "import_generic",
-    "import_who_and_when",
-    "to_who_and_when",
-]
+log = logging.getLogger(__name__)
 
 
 def import_dataset(spec: dict[str, Any], root: str | Path = ".") -> ImportResult:
@@ -39,9 +35,6 @@ def import_dataset(spec: dict[str, Any], root: str | Path = ".") -> ImportResult
 
 def stage(params: dict, inputs: object, outputs: dict, wildcards: dict) -> None:
     """Snakemake edge: import one configured dataset into `results/imports/<name>/`."""
-    import logging
-
-    log = logging.getLogger(__name__)
     spec = params["spec"]
     if spec.get("optional") and not Path(spec["path"]).exists():
         log.warning(
@@ -70,9 +63,6 @@ def stage(params: dict, inputs: object, outputs: dict, wildcards: dict) -> None:
 
 def manifest_stage(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> None:
     """Snakemake edge: what was imported, per dataset (also gives DVC a stable output)."""
-    from whowhen.io import write_json
-    from whowhen.schema import LABELS, RUNS, read_table
-
     summary = {
         name: {"runs": read_table(runs, RUNS).height, "labels": read_table(labels, LABELS).height}
         for name, runs, labels in zip(

@@ -1,0 +1,176 @@
+"""The layering holds: the import graph of src/whowhen, read from the AST, has no cycle;
+an import inside a function says what heavy dependency it defers; lower layers never
+import higher ones; a benchmark package imports no other benchmark package."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+
+SRC = ROOT / "src"
+
+
+def _module_name(path: Path) -> str:
+    name = ".".join(path.relative_to(SRC).with_suffix("").parts)
+    return name.removesuffix(".__init__")
+
+
+MODULES = {_module_name(p): p for p in sorted((SRC / "whowhen").rglob("*.py"))}
+
+
+def _resolve(name: str) -> str | None:
+    """The most specific whowhen module `name` (module or module.attribute) refers to."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(module: str) -> list[tuple[ast.stmt, str, bool]]:
+    """(node, imported module, inside a function?) for every whowhen import of `module`."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    in_function = {
+        id(sub)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        for sub in ast.walk(node)
+    }
+    found = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            names = [f"{base}.{a.name}" for a in node.names]
+        for name in names:
+            target = _resolve(name) if name.startswith("whowhen") else None
+            if target and target != module:
+                found.append((node, target, id(node) in in_function))
+    return found
+
+
+GRAPH = {m: {t for _, t, _ in _imports(m)} for m in MODULES}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of `graph` as a path (first node repeated at the end), or None."""
+    state: dict[str, int] = {}  # 1: on the DFS stack, 2: done
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    assert len(GRAPH) > 100  # the whole package was read
+    cycle = _cycle(GRAPH)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def test_imports_inside_functions_name_what_they_defer() -> None:
+    """An import inside a function is only there to defer a heavy optional dependency, and
+    says so (`# deferred: ...` on its line or the line above); never to dodge a cycle."""
+    unexplained = []
+    for module, path in MODULES.items():
+        lines = path.read_text().splitlines()
+        for node, target, inside in _imports(module):
+            if inside:
+                near = " ".join(lines[max(0, node.lineno - 2) : node.end_lineno])
+                if "deferred:" not in near:
+                    unexplained.append(f"{module}:{node.lineno} imports {target}")
+    assert not unexplained, "\n".join(unexplained)
+
+
+def _layer_of(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+@pytest.mark.parametrize(
+    ("lower", "forbidden"),
+    [
+        # the model layer knows no benchmark, agent, stage or stand-in
+        (
+            "whowhen.models",
+            (
+                "whowhen.benchmarks",
+                "whowhen.agents",
+                "whowhen.registry",
+                "whowhen.injection",
+                "whowhen.attribution",
+                "whowhen.analysis",
+            ),
+        ),
+        # the runtime knows nothing above it
+        ("whowhen.runtime", ("whowhen.benchmarks", "whowhen.agents", "whowhen.models")),
+        # benchmark packages sit below the registry and the stages
+        (
+            "whowhen.benchmarks",
+            (
+                "whowhen.registry",
+                "whowhen.injection.operators",
+                "whowhen.injection.plan",
+                "whowhen.rollouts",
+                "whowhen.continuation",
+                "whowhen.attribution",
+                "whowhen.analysis",
+            ),
+        ),
+        ("whowhen.tools", ("whowhen.benchmarks", "whowhen.agents", "whowhen.registry")),
+    ],
+)
+def test_lower_layers_do_not_import_higher_ones(lower: str, forbidden: tuple[str, ...]) -> None:
+    bad = [
+        f"{m} -> {t}"
+        for m, targets in GRAPH.items()
+        if _layer_of(m, (lower,))
+        for t in targets
+        if _layer_of(t, forbidden)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_a_benchmark_package_imports_no_other_benchmark_package() -> None:
+    packages = {
+        m.split(".")[2]
+        for m in MODULES
+        if m.startswith("whowhen.benchmarks.") and MODULES[m].name == "__init__.py"
+    }
+    assert len(packages) >= 8
+    bad = [
+        f"{m} -> {t}"
+        for m, targets in GRAPH.items()
+        if m.startswith("whowhen.benchmarks.") and m.split(".")[2] in packages
+        for t in targets
+        if t.startswith("whowhen.benchmarks.")
+        and t.split(".")[2] in packages
+        and t.split(".")[2] != m.split(".")[2]
+    ]
+    assert not bad, "\n".join(bad)
