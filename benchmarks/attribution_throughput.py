@@ -37,7 +37,8 @@ from whowhen.attribution.oracle import oracle_attribute
 from whowhen.attribution.tracer import fit as tracer_fit
 from whowhen.attribution.tracer import predict as tracer_predict
 from whowhen.config import load_config
-from whowhen.continuation import continue_injections, dataset_from_config
+from whowhen.continuation import continue_injections
+from whowhen.dataset.build import dataset_from_config
 from whowhen.injection.plan import plan_injections
 from whowhen.models import make_runner
 from whowhen.registry import has_policy

@@ -7,8 +7,8 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.dataset.build import build_dataset
 from whowhen.continuation import continue_injections
+from whowhen.dataset.build import build_dataset
 from whowhen.injection.plan import plan_injections
 from whowhen.rollouts import run_rollouts
 from whowhen.taxonomy import load_taxonomy

@@ -53,8 +53,8 @@ def test_random_baseline_matches_its_analytic_expectation() -> None:
     """The seeded random attributor's measured accuracy lies within its Wilson interval of
     the analytic expectation, on a built dataset of a few hundred items."""
     from whowhen.analysis import accuracy, random_expected
-    from whowhen.dataset.build import build_dataset
     from whowhen.continuation import continue_injections
+    from whowhen.dataset.build import build_dataset
     from whowhen.injection.plan import plan_injections
     from whowhen.rollouts import run_rollouts
     from whowhen.taxonomy import load_taxonomy

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from whowhen.dataset.build import assign_splits
 from whowhen.continuation import continue_injections
+from whowhen.dataset.build import assign_splits
 
 from .helpers import drifting_arithmetic, pipeline
 

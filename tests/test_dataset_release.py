@@ -13,10 +13,9 @@ import pytest
 
 from whowhen.attribution import attribute
 from whowhen.cli import main as cli
-from whowhen.dataset.build import assign_splits, balance_agents, build_dataset
 from whowhen.continuation import continue_injections
-from whowhen.dataset.export import export_who_and_when
-from whowhen.dataset.export import export_hf
+from whowhen.dataset.build import assign_splits, balance_agents, build_dataset
+from whowhen.dataset.export import export_hf, export_who_and_when
 from whowhen.dataset.review import agreement, cohen_kappa, export_sheet, read_sheet
 from whowhen.errors import WhowhenError
 from whowhen.injection.plan import plan_injections

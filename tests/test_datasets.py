@@ -7,11 +7,10 @@ import polars as pl
 import pytest
 
 from whowhen.dataset.export import export_who_and_when
-from whowhen.imports.stage import import_dataset
-from whowhen.imports.generic import import_generic
-from whowhen.imports.who_and_when import import_who_and_when
-from whowhen.imports.who_and_when import agent_of_role
 from whowhen.errors import WhowhenError
+from whowhen.imports.generic import import_generic
+from whowhen.imports.stage import import_dataset
+from whowhen.imports.who_and_when import agent_of_role, import_who_and_when
 
 from .conftest import SHARED
 from .helpers import pipeline

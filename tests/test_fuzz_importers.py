@@ -19,9 +19,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from whowhen.benchmarks.dataset_file import load_tasks
+from whowhen.errors import WhowhenError
 from whowhen.imports.generic import import_generic
 from whowhen.imports.who_and_when import import_who_and_when
-from whowhen.errors import WhowhenError
 
 from .fuzz_strategies import fuzz_settings, garbage_lines, json_values, truncated
 

@@ -82,8 +82,7 @@ def import_cmd(args: argparse.Namespace) -> int:
 
 
 def export_cmd(args: argparse.Namespace) -> int:
-    from whowhen.dataset.export import export_who_and_when
-    from whowhen.dataset.export import export_hf
+    from whowhen.dataset.export import export_hf, export_who_and_when
 
     tables = _load(args.data)
     if args.format == "hf":

@@ -14,9 +14,9 @@ from typing import Any
 
 import polars as pl
 
+from whowhen.errors import WhowhenError
 from whowhen.imports.common import ImportResult, base_run, label_row, step_row
 from whowhen.imports.who_and_when import agent_of_role
-from whowhen.errors import WhowhenError
 from whowhen.io import parse_json
 from whowhen.schema import STEP_KINDS, canonical_json, stable_id
 

@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from whowhen.imports.common import ImportResult, base_run, label_row, step_row
 from whowhen.errors import WhowhenError
+from whowhen.imports.common import ImportResult, base_run, label_row, step_row
 from whowhen.io import parse_json
 from whowhen.schema import canonical_json, stable_id
 
