@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from whowhen.media import media_path
 from whowhen.models import ChatRequest, Message, Settings
 from whowhen.models.types import ImagePart, TextPart
 from whowhen.runtime import Action, Step
@@ -69,8 +70,6 @@ def _with_media(text: str, media: Sequence[str]) -> Message:
     """A user message with the step's images or frames attached (from the media store)."""
     if not media:
         return Message.text("user", text)
-    from whowhen.media import media_path
-
     return Message("user", (TextPart(text), *(ImagePart(str(media_path(r))) for r in media)))
 
 

@@ -30,6 +30,7 @@ from whowhen.benchmarks.base import AnswerEnv, Benchmark, Tool
 from whowhen.benchmarks.scoring import SCORERS
 from whowhen.errors import WhowhenError
 from whowhen.io import parse_json
+from whowhen.media import put_file
 from whowhen.schema import MODALITIES, stable_id
 from whowhen.tools import FINAL_ANSWER_TOOL
 
@@ -116,8 +117,6 @@ def _choices_text(choices: Any, field: str, where: dict[str, str]) -> str:
 def load_tasks(name: str, cfg: dict[str, Any], seed: int = 0) -> list[Task]:
     """The file's records as tasks; a record missing a mapped field is an error that names
     the file, the record and the field."""
-    from whowhen.media import put_file
-
     path = Path(cfg["file"])
     fields = {f: f for f in ("id", "question", "answer")} | dict(cfg.get("fields", {}))
     records = _records(path)[: cfg.get("n_tasks")]

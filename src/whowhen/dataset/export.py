@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from whowhen.io import write_text
+from whowhen.io import atomic_path, write_text
 
 
 def _content(row: dict) -> str:
@@ -97,8 +97,6 @@ def export_hf(
     runs: pl.DataFrame, steps: pl.DataFrame, labels: pl.DataFrame, out_dir: str | Path
 ) -> list[Path]:
     """`data/<split>.parquet` per split (`load_dataset("parquet", data_files=...)`)."""
-    from whowhen.io import atomic_path
-
     table = to_hf_table(runs, steps, labels)
     if table["split"].null_count() == table.height:  # unsplit (an import): one file
         table = table.with_columns(pl.lit("train").alias("split"))

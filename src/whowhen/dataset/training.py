@@ -28,6 +28,8 @@ from whowhen.attribution.llm import LLMAttributor, build_request
 from whowhen.attribution.reward import DEFAULT_AGENT_WEIGHT, DEFAULT_SIGMA, FORMULA, check_params
 from whowhen.errors import WhowhenError
 from whowhen.io import atomic_path, write_json
+from whowhen.schema import LABELS, RUNS, STEPS, read_table
+from whowhen.taxonomy import load_taxonomy
 
 log = logging.getLogger(__name__)
 
@@ -215,8 +217,6 @@ def export_training(
     """Read a dataset folder (runs/steps/labels.parquet), write the JSONL files and
     manifest.json to `out_dir` atomically; return the manifest. Stale files of ours from an
     earlier export (a dev split no longer asked for) are removed."""
-    from whowhen.schema import LABELS, RUNS, STEPS, read_table
-
     try:
         check_params(sigma, agent_weight)
     except ValueError as exc:
@@ -260,7 +260,5 @@ def export_training(
 def taxonomy_modes(path: str | Path) -> tuple[list[str], dict[str, str]]:
     """(mode ids, {id: definition}) of a taxonomy file: the ids go into the prompt exactly as
     the attribution stage sends them, the definitions only into the gold reasons."""
-    from whowhen.taxonomy import load_taxonomy
-
     taxonomy = load_taxonomy(path)
     return [m.id for m in taxonomy.modes], {m.id: m.definition for m in taxonomy.modes}

@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.attribution import Attributor
+from whowhen.attribution import Attributor, LLMAttributor, llm_runner, make_attributor
 from whowhen.feedback.attempts import Setting
 from whowhen.feedback.loop import Context, originals, run_feedback
 from whowhen.registry import LLM_SYSTEMS, agent_client, get_benchmark
@@ -21,8 +21,6 @@ def attributors(
 ) -> dict[str, Attributor]:
     """The configured attributors the sources name, plus `self_critique` for an LLM-played
     system (its own model, the all-at-once protocol)."""
-    from whowhen.attribution import LLMAttributor, llm_runner, make_attributor
-
     named = [*params["attribution"]["attributors"]]
     named += [item["name"] for item in params["attribution"]["llm"]]
     out = {n: make_attributor(n, params, tracer_model) for n in sources if n in named}

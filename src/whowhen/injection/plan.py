@@ -12,6 +12,7 @@ import polars as pl
 
 from whowhen.injection.operators import OPERATORS
 from whowhen.runtime import Action
+from whowhen.runtime.records import steps_from_rows
 from whowhen.schema import INJECTIONS, NON_AGENT_ACTORS, stable_id, to_arrow
 from whowhen.taxonomy import Mode, Taxonomy
 
@@ -29,8 +30,6 @@ def programmatic(
     original: Action, mode: Mode, context: list[dict[str, Any]], rng: random.Random
 ) -> Action | None:
     """The mode's programmatic operator (no model call), given the visible history."""
-    from whowhen.runtime.records import steps_from_rows
-
     return OPERATORS[mode.id](original, rng, steps_from_rows(context))
 
 

@@ -10,6 +10,7 @@ from whowhen.benchmarks.event_timing.render import (
 )
 from whowhen.benchmarks.event_timing.tasks import BENCHMARK, CATEGORY, MODALITY, ensure_media
 from whowhen.benchmarks.scoring import exact, numeric
+from whowhen.media import load_rgb
 from whowhen.tools import FINAL_ANSWER_TOOL
 
 TOOL_SPECS = (
@@ -77,8 +78,6 @@ class EventTimingEnv(AnswerEnv):
             return text, tuple(frames[i] for i in picked)
 
         def detect_objects(args: dict) -> str:
-            from whowhen.media import load_rgb
-
             frame = _int_arg(args, "frame")
             if frame is None or not 0 <= frame <= last:
                 return f"Error: frame must be an integer from 0 to {last}"

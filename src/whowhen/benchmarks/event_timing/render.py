@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from whowhen.media import put_png
+
 SIZE = 96
 RADIUS = 4
 MAX_SPEED = 4
@@ -112,8 +114,6 @@ def render_video(
     size: int = SIZE,
 ) -> tuple[str, ...]:
     """Every frame stored as PNG: the video's media references, in frame order."""
-    from whowhen.media import put_png
-
     return tuple(
         put_png(render_frame(list(zip(colours, frame, strict=True)), zone, line, size))
         for frame in zip(*tracks, strict=True)

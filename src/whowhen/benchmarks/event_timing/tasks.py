@@ -30,6 +30,7 @@ from whowhen.benchmarks.event_timing.render import (
     render_video,
     simulate,
 )
+from whowhen.media import media_path
 from whowhen.schema import stable_id
 
 BENCHMARK = "event_timing"
@@ -250,8 +251,6 @@ def generate_tasks(
 def ensure_media(task: Task) -> None:
     """Re-render the frames if the media store (e.g. a new WHOWHEN_MEDIA_DIR) lacks them;
     the same pixels give the same references."""
-    from whowhen.media import media_path
-
     if not all(media_path(ref).exists() for ref in task.media):
         render_video(task.colours, task.tracks, task.zone, task.line, task.size)
 

@@ -19,6 +19,8 @@ from whowhen.benchmarks.humaneval.tasks import (
     example_script,
 )
 from whowhen.runtime import Action
+from whowhen.sandbox import Limits
+from whowhen.sandbox import run_python as sandboxed
 from whowhen.tools import FINAL_ANSWER_TOOL, RUN_PYTHON_TOOL
 from whowhen.tools import run_python as _run_python_text
 
@@ -76,9 +78,6 @@ def check_program(answer: str, problem: Problem) -> str:
 
 def passes(answer: str, problem: Problem) -> bool:
     """Whether the candidate passes the hidden tests (10 s wall, 5 s CPU, 512 MB)."""
-    from whowhen.sandbox import Limits
-    from whowhen.sandbox import run_python as sandboxed
-
     program = check_program(answer, problem)
     key = hashlib.sha256(program.encode()).hexdigest()
     if key not in _CHECKS:

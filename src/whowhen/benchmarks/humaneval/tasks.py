@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from whowhen.sandbox import Limits
+from whowhen.sandbox import run_python as sandboxed
 from whowhen.schema import stable_id
 
 BENCHMARK = "humaneval"
@@ -195,9 +197,6 @@ def example_script(examples: tuple[tuple[str, str], ...] | list[tuple[str, str]]
 @lru_cache(maxsize=1)
 def _valid_examples() -> dict[str, tuple[tuple[str, str], ...]]:
     """source id -> the parsed examples the reference solution satisfies (one sandbox run)."""
-    from whowhen.sandbox import Limits
-    from whowhen.sandbox import run_python as sandboxed
-
     parsed = {p.source_id: parse_examples(p.prompt, p.entry_point) for p in problems()}
     data = [[p.source_id, p.reference, parsed[p.source_id]] for p in problems()]
     program = (
