@@ -1,7 +1,7 @@
 # Shared helpers: the (benchmark, system) shards, the datasets, and path patterns.
 import os
 
-from whowhen.agents import has_policy
+from whowhen.registry import has_policy
 
 # the (benchmark, system) matrix: every configured pair that has a policy
 SHARDS = [
