@@ -39,6 +39,31 @@ def test_every_stage_has_code_deps_and_params(root) -> None:
     assert "results/rollouts" not in stages["attribution"]["deps"]
 
 
+def test_an_import_added_to_a_stage_module_becomes_a_dependency_of_that_stage(
+    tmp_path: Path,
+) -> None:
+    """The code deps are read from the imports: the imports stage gains trajectory.py (a
+    module it never loaded) once its stage module imports it, and no other stage changes."""
+    project = make_project(tmp_path / "proj", TINY)
+
+    def generated() -> dict:
+        proc = run([sys.executable, "-m", "whowhen.dvcgen", "--root", str(project)], project)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
+
+    before = generated()
+    assert "src/whowhen/trajectory.py" not in before["imports"]["deps"]
+    stage = project / "src" / "whowhen" / "imports" / "stage.py"
+    stage.write_text(stage.read_text() + "\nfrom whowhen.trajectory import render_trajectory\n")
+    after = generated()
+    added = set(after["imports"]["deps"]) - set(before["imports"]["deps"])
+    assert added == {"src/whowhen/trajectory.py"}
+    assert set(before["imports"]["deps"]) <= set(after["imports"]["deps"])
+    assert {k: v for k, v in after.items() if k != "imports"} == {
+        k: v for k, v in before.items() if k != "imports"
+    }
+
+
 def test_changing_injection_seed_reruns_injection_onwards_only(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("WHOWHEN_MEDIA_DIR")  # the project's own results/media is a DVC output
     project = make_project(tmp_path / "proj", TINY)
