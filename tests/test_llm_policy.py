@@ -10,9 +10,9 @@ from whowhen.agents.llm_policy import parse_action, system_prompt
 from whowhen.benchmarks.arithmetic import TOOL_SPECS, ArithmeticEnv, generate_tasks
 from whowhen.errors import WhowhenError
 from whowhen.models import make_client
-from whowhen.models.testserver import Behaviour, TestServer
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action, run_episode, warm_start
+from whowhen.standin.server import Behaviour, TestServer
 
 
 def _client(srv: TestServer, native: bool = True, cache=None):

@@ -3,13 +3,20 @@
 Scripted systems: react (ReAct tool calling), code_act (code as action), solver_verifier,
 orchestrator (orchestrator + specialist workers + verifier) and pipeline
 (coder -> tester -> reviewer); which benchmarks each pairs with is the union of the
-agents modules' POLICIES tables (the config matrix)."""
+agents modules' POLICIES tables (the config matrix).
+
+Importing this registry also imports `whowhen.standin`, which registers the stand-in
+model `scripted/standin` with the model layer: every stage that makes model clients from
+config names imports this registry (or, for the taxonomy stage, the stand-in directly),
+so the stand-in is known wherever a config can name it, while `whowhen.models` itself
+stays free of the stand-in's benchmark-reading responders."""
 
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
+import whowhen.standin  # noqa: F401  registers scripted/standin (see the docstring)
 from whowhen.agents.scripted import Slip
 from whowhen.benchmarks import builtin_modules
 from whowhen.errors import WhowhenError

@@ -1,6 +1,13 @@
-"""Scripted stand-ins for a model, used by the test server: deterministic answers for each
-LLM role (attributor in every protocol, agent, error generator), computed from the request
-alone."""
+"""The stand-in model's responders: deterministic answers for each LLM role (attributor in
+every protocol, agent, error generator), computed from the request alone.
+
+`default_responder` is `scripted/standin` (registered with the scripted provider by
+`whowhen.standin`) and the HTTP test server's default answer, so both stand-ins answer
+alike. It lives above the model layer because the agent role plays benchmark tasks
+(parsing problems, writing the calculator or SQL call), which the model layer must not
+import. Editing this file changes `scripted/standin`'s revision, so its cached answers
+are not reused.
+"""
 
 from __future__ import annotations
 
@@ -96,7 +103,6 @@ def half_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     )
 
 
-ACTION_LINE = re.compile(r"^Action: (\w+)\((.*)\)\s*$", re.M)
 _OBS = re.compile(r"^Observation \(calculator\): (\S+)", re.M)
 
 
