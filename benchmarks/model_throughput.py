@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from whowhen.models import ChatRequest, Message, ModelClient, load_prices, parse_model
-from whowhen.models.testserver import Behaviour, TestServer
+from whowhen.standin.server import Behaviour, TestServer
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,9 +13,9 @@ import pytest
 from whowhen.errors import WhowhenError
 from whowhen.media import load_rgb, media_path, put_png
 from whowhen.models import make_client
-from whowhen.models.testserver import Behaviour, TestServer
 from whowhen.registry import get_benchmark
 from whowhen.rollouts import run_rollouts
+from whowhen.standin.server import Behaviour, TestServer
 
 
 def _write(path: Path, records: list[dict]) -> Path:

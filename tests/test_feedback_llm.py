@@ -11,8 +11,8 @@ import zlib
 
 import polars as pl
 
-from whowhen.models.mock_responders import default_responder
-from whowhen.models.testserver import Behaviour, TestServer
+from whowhen.standin.responders import default_responder
+from whowhen.standin.server import Behaviour, TestServer
 
 from .conftest import TINY
 from .workdir import make_project, snakemake

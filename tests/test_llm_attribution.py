@@ -18,7 +18,7 @@ from whowhen.attribution import LLMAttributor, attribute_llm
 from whowhen.attribution.llm import ParseError, parse_answer
 from whowhen.cli import main
 from whowhen.models import ModelClient, ResponseCache, load_prices, parse_model
-from whowhen.models.testserver import Behaviour, TestServer, attribution_responder
+from whowhen.standin.server import Behaviour, TestServer, attribution_responder
 
 from .conftest import ROOT, TINY
 from .helpers import pipeline

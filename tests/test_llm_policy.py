@@ -10,10 +10,10 @@ from whowhen.benchmarks.arithmetic.env import TOOL_SPECS, ArithmeticEnv
 from whowhen.benchmarks.arithmetic.tasks import generate_tasks
 from whowhen.errors import WhowhenError
 from whowhen.models import make_client
-from whowhen.models.testserver import Behaviour, TestServer
 from whowhen.registry import make_system
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action, run_episode, warm_start
+from whowhen.standin.server import Behaviour, TestServer
 
 
 def _client(srv: TestServer, native: bool = True, cache=None):

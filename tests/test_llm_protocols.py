@@ -19,9 +19,9 @@ from whowhen.attribution.llm_protocols import parse_half, parse_judgment
 from whowhen.errors import WhowhenError
 from whowhen.media import media_path
 from whowhen.models import ModelClient, ResponseCache, load_prices, parse_model
-from whowhen.models.mock_responders import default_responder, suspect_steps
-from whowhen.models.testserver import TestServer
 from whowhen.rollouts import run_rollouts
+from whowhen.standin.responders import default_responder, suspect_steps
+from whowhen.standin.server import TestServer
 
 from .conftest import ROOT
 from .helpers import hand_trajectories, pipeline

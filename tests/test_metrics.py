@@ -377,7 +377,7 @@ def test_metrics_of_llm_predictions_over_http() -> None:
     server (one answer in three unusable even after the repair) reach the metrics."""
     from whowhen.attribution import LLMAttributor, attribute, attribute_llm
     from whowhen.models import ModelClient, ResponseCache, load_prices, parse_model
-    from whowhen.models.testserver import Behaviour, TestServer, attribution_responder
+    from whowhen.standin.server import Behaviour, TestServer, attribution_responder
 
     from .helpers import pipeline
 

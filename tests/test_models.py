@@ -19,7 +19,7 @@ from whowhen.models import (
     load_prices,
     parse_model,
 )
-from whowhen.models.testserver import Behaviour, TestServer
+from whowhen.standin.server import Behaviour, TestServer
 
 from .conftest import ROOT
 

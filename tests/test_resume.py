@@ -16,8 +16,8 @@ from pathlib import Path
 
 import polars as pl
 
-from whowhen.models.testserver import Behaviour, TestServer
 from whowhen.schema import TIMING_COLUMNS
+from whowhen.standin.server import Behaviour, TestServer
 
 from .conftest import TINY
 from .workdir import make_project, snakemake

@@ -24,8 +24,8 @@ from whowhen.attribution.reward import (
 from whowhen.dataset.training import build_training, export_training, taxonomy_modes
 from whowhen.errors import WhowhenError
 from whowhen.models import ModelClient, load_prices, parse_model
-from whowhen.models.testserver import Behaviour, TestServer, attribution_responder
 from whowhen.schema import LABELS, RUNS, STEPS, write_table
+from whowhen.standin.server import Behaviour, TestServer, attribution_responder
 
 from .conftest import ROOT
 from .helpers import pipeline

@@ -5,6 +5,7 @@ and token counts as the HTTP test server — and every protocol runs end to end 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -28,9 +29,9 @@ from whowhen.models import (
 )
 from whowhen.models import scripted_provider as sp
 from whowhen.models.batch import BatchRunner
-from whowhen.models.mock_responders import default_responder
-from whowhen.models.testserver import TestServer
 from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, read_table, write_table
+from whowhen.standin.responders import default_responder
+from whowhen.standin.server import TestServer
 
 from .conftest import ROOT
 from .helpers import hand_trajectories, pipeline
@@ -53,6 +54,13 @@ def _client(cache: Path | None = None, **kw: Any) -> ModelClient:
     return ModelClient(spec, PRICES, ResponseCache(cache) if cache else None, progress=False, **kw)
 
 
+def _answer_with(mp: pytest.MonkeyPatch, responder: sp.Responder, **kw: Any) -> None:
+    """Make `scripted/standin` answer with `responder` for one test (same revision unless
+    `kw` says otherwise), restored afterwards."""
+    entry = dataclasses.replace(sp.RESPONDERS["standin"], respond=responder, **kw)
+    mp.setitem(sp.RESPONDERS, "standin", entry)
+
+
 def _request(prompt: str = PROMPT, **kw: Any) -> ChatRequest:
     messages = (Message.text("system", SYSTEM), Message.text("user", prompt))
     return ChatRequest(messages, schema=SCHEMA, **kw)
@@ -67,7 +75,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         seen.append(prompt)
         return default_responder(prompt, schema)
 
-    monkeypatch.setitem(sp.RESPONDERS, "standin", responder)
+    _answer_with(monkeypatch, responder)
     return seen
 
 
@@ -109,7 +117,7 @@ def test_the_cache_key_follows_the_responders_code(
 ) -> None:
     """Editing the responders is a new model version: old answers are not served."""
     _client(tmp_path).complete([_request()])
-    monkeypatch.setattr(sp, "revision", lambda: "edited")
+    _answer_with(monkeypatch, sp.RESPONDERS["standin"].respond, revision="edited")
     _client(tmp_path).complete([_request()])
     assert len(counted) == 2
 
@@ -118,7 +126,7 @@ def test_a_failing_responder_is_one_unretried_failure(monkeypatch: pytest.Monkey
     def broken(prompt: str, schema: dict[str, Any] | None) -> str:
         raise ValueError("no rule for this prompt")
 
-    monkeypatch.setitem(sp.RESPONDERS, "standin", broken)
+    _answer_with(monkeypatch, broken)
     client = _client(backoff_s=0.0)
     [res] = client.complete([_request()])
     assert not res.ok and res.error is not None and res.error.startswith("bad_request")
@@ -129,7 +137,7 @@ def test_offered_tools_come_back_as_native_tool_calls(monkeypatch: pytest.Monkey
     def agent(prompt: str, schema: dict[str, Any] | None) -> str:
         return 'Thought: add.\nAction: calculator({"expression": "2 + 3"})'
 
-    monkeypatch.setitem(sp.RESPONDERS, "standin", agent)
+    _answer_with(monkeypatch, agent)
     tool = {"name": "calculator", "description": "", "parameters": {"type": "object"}}
     [res] = _client().complete([_request(tools=(tool,))])
     assert res.finish_reason == "tool_calls" and res.text == "Thought: add."
@@ -240,7 +248,7 @@ def _count_calls(run: Callable[..., None], params: dict, inputs: dict, out: Path
         return default_responder(prompt, schema)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(sp.RESPONDERS, "standin", responder)
+        _answer_with(mp, responder)
         for item in params["attribution"]["llm"]:
             path = out / f"{item['name']}.parquet"
             run(params, inputs, {"predictions": str(path)}, {"attributor": item["name"]})

@@ -11,6 +11,11 @@ Systems: react (ReAct tool calling), code_act (code as action), solver_verifier,
 orchestrator (orchestrator + specialist workers + verifier) and pipeline (coder -> tester
 -> reviewer) are scripted, and pair with the benchmarks whose package has a policy for
 them; `llm_react` is played by a model on any benchmark that declares its tools.
+
+Importing the registry also imports `whowhen.standin`, which registers the stand-in model
+`scripted/standin` with the model layer: every stage that makes model clients from config
+names imports the registry, so the stand-in is known wherever a config can name it, while
+`whowhen.models` itself stays free of the stand-in's benchmark-reading responders.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 import whowhen.benchmarks
+import whowhen.standin
 from whowhen.agents.llm_policy import LLMReactSystem
 from whowhen.agents.scripted import Slip
 from whowhen.benchmarks.base import Benchmark

@@ -1,15 +1,24 @@
 """Model layer: one chat interface, OpenAI / OpenAI-compatible / Gemini providers behind it
-(and the in-process scripted stand-in `scripted/standin`), a content-addressed response
-cache, priced usage, adaptive concurrency and retries."""
+(and the in-process scripted provider, whose responders — `scripted/standin` — are
+registered by `whowhen.standin`), a content-addressed response cache, priced usage,
+adaptive concurrency and retries.
+
+Providers register themselves in `provider.py` when their module is imported; this
+package imports the built-in ones so that any use of `whowhen.models` sees them. Their
+SDKs are imported only when a provider is built, so that costs nothing here.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from whowhen.models import gemini_provider, openai_provider, scripted_provider  # noqa: F401
+from whowhen.models.batch import BatchRunner
 from whowhen.models.cache import ResponseCache
 from whowhen.models.client import ClientStats, ModelClient
 from whowhen.models.errors import ProviderError
+from whowhen.models.provider import Provider, ProviderKind, known, provider_kind, register
 from whowhen.models.spec import ModelSpec, PriceTable, load_prices, parse_model
 from whowhen.models.types import (
     ChatRequest,
@@ -23,6 +32,7 @@ from whowhen.models.types import (
 )
 
 __all__ = [
+    "BatchRunner",
     "ChatRequest",
     "ChatResult",
     "ClientStats",
@@ -31,15 +41,21 @@ __all__ = [
     "ModelClient",
     "ModelSpec",
     "PriceTable",
+    "Provider",
     "ProviderError",
+    "ProviderKind",
     "Reply",
     "ResponseCache",
     "Settings",
     "TextPart",
     "Usage",
+    "known",
     "load_prices",
     "make_client",
+    "make_runner",
     "parse_model",
+    "provider_kind",
+    "register",
 ]
 
 LLM_DEFAULTS: dict[str, Any] = {
@@ -82,13 +98,11 @@ def make_runner(
     llm: dict[str, Any] | None = None,
     registry: dict[str, dict[str, Any]] | None = None,
     root: str | Path = ".",
-) -> Any:
+) -> ModelClient | BatchRunner:
     """A live client, or a Batch API runner when `llm.batch` is set (same interface)."""
     cfg = {**LLM_DEFAULTS, **(llm or {})}
     client = make_client(model, cfg, registry, root)
     if not cfg["batch"]:
         return client
-    from whowhen.models.batch import BatchRunner
-
     state = Path(root) / (cfg["cache_dir"] or ".cache/whowhen/responses") / "batches"
     return BatchRunner(client, state, poll_s=cfg["batch_poll_s"])

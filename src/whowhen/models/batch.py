@@ -15,16 +15,19 @@ import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
-
-import openai
+from typing import TYPE_CHECKING
 
 from whowhen.errors import WhowhenError
 from whowhen.io import write_json
 from whowhen.models.client import ClientStats, ModelClient
 from whowhen.models.errors import ProviderError
 from whowhen.models.openai_provider import reply_from_completion, request_body
+from whowhen.models.provider import provider_kind
 from whowhen.models.types import ChatRequest, ChatResult
 from whowhen.schema import canonical_json, stable_id
+
+if TYPE_CHECKING:
+    import openai
 
 log = logging.getLogger(__name__)
 DONE = ("completed", "failed", "expired", "cancelled")
@@ -45,7 +48,7 @@ class BatchRunner:
         poll_s: float = 30.0,
         max_wait_s: float | None = None,
     ) -> None:
-        if client.spec.provider in ("gemini", "scripted"):
+        if not provider_kind(client.spec.provider).batch:
             raise WhowhenError(
                 f"batch mode uses the OpenAI Batch API; not for {client.spec.provider} models",
                 field="llm.batch",
@@ -55,6 +58,8 @@ class BatchRunner:
         self.stats: ClientStats = client.stats
 
     def _sdk(self) -> openai.OpenAI:
+        import openai  # deferred: the openai SDK is heavy (seconds to import)
+
         spec = self.client.spec
         return openai.OpenAI(
             api_key=spec.api_key(),

@@ -6,6 +6,9 @@ by every worker), and grows by one after a run of successes, up to `max_concurre
 Backoff on 5xx, timeouts and malformed responses is exponential with full jitter,
 capped by `max_retries`. Jitter only changes *when* a call is made, never its result,
 so artifacts stay deterministic.
+
+The client knows no provider by name: it builds its provider with the factory the
+spec's provider registered (`provider.py`), so a new provider needs no change here.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from tqdm import tqdm
 
 from whowhen.models.cache import ResponseCache
 from whowhen.models.errors import ProviderError
+from whowhen.models.provider import Provider, provider_kind
 from whowhen.models.spec import ModelSpec, PriceTable
 from whowhen.models.types import ChatRequest, ChatResult, Reply, Usage
 
@@ -103,7 +107,7 @@ class ModelClient:
         backoff_s: float = 0.5,
         cost_limit_usd: float | None = None,
         progress: bool = True,
-        provider: Any = None,
+        provider: Provider | None = None,
     ) -> None:
         self.spec, self.prices, self.cache = spec, prices, cache
         self.max_concurrency, self.max_retries = max_concurrency, max_retries
@@ -113,20 +117,11 @@ class ModelClient:
         self._provider = provider
         self.stats = ClientStats()
 
-    def _make_provider(self) -> Any:
+    def _make_provider(self) -> Provider:
+        """The injected provider, else a fresh one from the spec's registered factory."""
         if self._provider is not None:
             return self._provider
-        if self.spec.provider == "scripted":
-            from whowhen.models.scripted_provider import ScriptedProvider
-
-            return ScriptedProvider(self.spec, self.timeout_s)
-        if self.spec.provider == "gemini":
-            from whowhen.models.gemini_provider import GeminiProvider
-
-            return GeminiProvider(self.spec, self.timeout_s)
-        from whowhen.models.openai_provider import OpenAIProvider
-
-        return OpenAIProvider(self.spec, self.timeout_s)
+        return provider_kind(self.spec.provider).factory(self.spec, self.timeout_s)
 
     def complete(self, requests: Sequence[ChatRequest]) -> list[ChatResult]:
         """Synchronous entry point; results come back in request order."""
@@ -194,7 +189,7 @@ class ModelClient:
         return ChatResult(None, Usage(), 0.0, latency, False, attempts, error)
 
     async def _one(
-        self, provider: Any, limiter: AdaptiveLimiter, request: ChatRequest
+        self, provider: Provider, limiter: AdaptiveLimiter, request: ChatRequest
     ) -> ChatResult:
         start = time.monotonic()
         attempts = 0

@@ -1,21 +1,28 @@
 """Gemini through the official google-genai client. Images go as inline parts; a base
-URL (for the test server or a proxy) goes through HttpOptions. SDK retries are off."""
+URL (for the test server or a proxy) goes through HttpOptions. SDK retries are off.
+
+Registers the `gemini` provider. google-genai is imported when a provider is built or
+a request converted, not with this module: every import of `whowhen.models` registers
+the built-in providers, and most runs never call Gemini.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any
-
-from google import genai
-from google.genai import errors as genai_errors
-from google.genai import types
+from typing import TYPE_CHECKING, Any
 
 from whowhen.models.errors import ProviderError, parse_retry_after
+from whowhen.models.provider import ProviderKind, register
 from whowhen.models.spec import ModelSpec
 from whowhen.models.types import ChatRequest, ImagePart, Reply, TextPart, Usage
 
+if TYPE_CHECKING:
+    from google.genai import types
+
 
 def to_contents(request: ChatRequest) -> tuple[str | None, list[types.Content]]:
+    from google.genai import types  # deferred: google-genai is heavy
+
     system = "\n".join(m.joined_text() for m in request.messages if m.role == "system") or None
     contents = []
     for m in request.messages:
@@ -36,6 +43,9 @@ def to_contents(request: ChatRequest) -> tuple[str | None, list[types.Content]]:
 
 class GeminiProvider:
     def __init__(self, spec: ModelSpec, timeout_s: float) -> None:
+        from google import genai  # deferred: google-genai is heavy
+        from google.genai import types
+
         self.spec = spec
         options: dict[str, Any] = {"timeout": int(timeout_s * 1000)}
         if spec.base_url:
@@ -45,6 +55,9 @@ class GeminiProvider:
         )
 
     async def call(self, request: ChatRequest) -> Reply:
+        from google.genai import errors as genai_errors  # deferred: google-genai is heavy
+        from google.genai import types
+
         system, contents = to_contents(request)
         config: dict[str, Any] = {
             "temperature": request.settings.temperature,
@@ -130,3 +143,6 @@ class GeminiProvider:
 
     async def close(self) -> None:
         return None
+
+
+register(ProviderKind("gemini", GeminiProvider, key_env="GEMINI_API_KEY"))

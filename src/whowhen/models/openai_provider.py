@@ -1,14 +1,19 @@
 """OpenAI Chat Completions through the official client; a base URL reaches any
 OpenAI-compatible server. The SDK's own retries are switched off (max_retries=0):
-the model client retries, so attempts are counted once and never multiplied."""
+the model client retries, so attempts are counted once and never multiplied.
+
+Registers two providers: `openai` (key required) and `openai-compatible` (a base URL
+required; local servers take any key). The `openai` SDK is imported when a provider is
+built, not with this module: registering must stay cheap, since every import of
+`whowhen.models` registers the built-in providers and most runs never call OpenAI.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-import openai
-
 from whowhen.models.errors import ProviderError, parse_retry_after
+from whowhen.models.provider import ProviderKind, register
 from whowhen.models.spec import ModelSpec
 from whowhen.models.types import ChatRequest, ImagePart, Reply, TextPart, Usage
 
@@ -90,12 +95,16 @@ def reply_from_completion(data: dict[str, Any]) -> Reply:
 
 class OpenAIProvider:
     def __init__(self, spec: ModelSpec, timeout_s: float) -> None:
+        import openai  # deferred: the openai SDK is heavy (seconds to import)
+
         self.spec = spec
+        self._openai = openai
         self._client = openai.AsyncOpenAI(
             api_key=spec.api_key(), base_url=spec.base_url, max_retries=0, timeout=timeout_s
         )
 
     async def call(self, request: ChatRequest) -> Reply:
+        openai = self._openai
         try:
             resp = await self._client.chat.completions.create(**request_body(self.spec, request))
         except openai.RateLimitError as exc:
@@ -130,3 +139,16 @@ class OpenAIProvider:
 def _short(exc: Exception) -> str:
     """First line of the SDK's message, without any request echo."""
     return str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+
+
+register(ProviderKind("openai", OpenAIProvider, key_env="OPENAI_API_KEY", batch=True))
+register(
+    ProviderKind(
+        "openai-compatible",
+        OpenAIProvider,
+        key_env="OPENAI_COMPATIBLE_API_KEY",
+        needs_key=False,  # local servers accept any key
+        needs_base_url=True,
+        batch=True,
+    )
+)

@@ -1,13 +1,18 @@
-"""The in-process scripted stand-in model (`scripted/standin`), like Inspect AI's mock model.
+"""The in-process scripted provider (`scripted/<name>`), like Inspect AI's mock model.
 
-It answers with the deterministic responders of `mock_responders` (the same ones the HTTP
-test server uses) behind the same `ModelClient` as the real providers, so the offline
-default run exercises the whole LLM path — prompts, protocols, structured answers,
-parsing and repair, response cache, concurrency, retries, usage and cost — except the
-HTTP hop. It is **not an LLM**: its answers are rules over the prompt text, so its
-accuracy says nothing about any model; its calls, tokens and cost are real bookkeeping.
+A scripted model is a *responder*, a function `(prompt text, schema) -> answer text`,
+run behind the same `ModelClient` as the real providers, so an offline run exercises the
+whole LLM path — prompts, protocols, structured answers, parsing and repair, response
+cache, concurrency, retries, usage and cost — except the HTTP hop. It is **not an LLM**:
+its answers are rules over the prompt text, so its accuracy says nothing about any
+model; its calls, tokens and cost are real bookkeeping.
 
-Usage is counted as the test server counts it, so both stand-ins report the same figures:
+This module is generic and holds no responders. Code above the model layer registers
+them with `register_responder` (`whowhen.standin` registers `standin`, whose rules read
+benchmark tasks): the model layer must not depend on benchmark code, and a responder
+that reads tasks belongs with the tasks' code, not here.
+
+Usage is counted as the HTTP test server counts it, so both report the same figures:
 input tokens = max(1, characters // 4) of the prompt text (every message's text parts
 joined by newlines) plus `IMAGE_TOKENS` per image part; output tokens = max(1,
 characters // 4) of the answer; no cached tokens (there is no prefix cache to hit).
@@ -17,30 +22,72 @@ Cost then comes from `config/prices.yaml` like any other model's.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
-from functools import cache
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from whowhen.models import mock_responders
+from whowhen.errors import WhowhenError
 from whowhen.models.errors import ProviderError
+from whowhen.models.provider import ProviderKind, register
 from whowhen.models.spec import ModelSpec
 from whowhen.models.types import ChatRequest, ImagePart, Reply, Usage
 
 Responder = Callable[[str, dict[str, Any] | None], str]
 
-RESPONDERS: dict[str, Responder] = {"standin": mock_responders.default_responder}
-"""Scripted model names (the part after `scripted/`) and the responder each answers with."""
+
+@dataclass(frozen=True)
+class ScriptedResponder:
+    """A registered responder and its revision (a hash of its source file)."""
+
+    respond: Responder
+    revision: str
+
+
+RESPONDERS: dict[str, ScriptedResponder] = {}
+"""Scripted model names (the part after `scripted/`) -> responder; fill it with
+`register_responder` (tests may swap an entry with monkeypatch.setitem)."""
 
 IMAGE_TOKENS = 85
 """Tokens counted per image part: OpenAI's flat price of a low-detail image."""
 
+ACTION_LINE = re.compile(r"^Action: (\w+)\((.*)\)\s*$", re.M)
+"""A tool call in the text action protocol (`Action: tool({...})`). When a request
+offers tools, a scripted answer with such a line comes back as a native tool call, as
+a real model's would (the HTTP test server does the same)."""
 
-@cache
-def revision() -> str:
-    """A hash of the responders' source, part of the cache key: a cached answer belongs to
-    the code that wrote it, as a real answer belongs to one model version."""
-    return hashlib.sha256(Path(mock_responders.__file__).read_bytes()).hexdigest()[:16]
+
+def source_revision(source_file: str | Path) -> str:
+    """A hash of a responder's source file: part of the cache key, so a cached answer
+    belongs to the code that wrote it, as a real answer belongs to one model version."""
+    return hashlib.sha256(Path(source_file).read_bytes()).hexdigest()[:16]
+
+
+def register_responder(
+    name: str, responder: Responder, source_file: str | Path, *, replace: bool = False
+) -> None:
+    """Make `scripted/<name>` answer with `responder`. `source_file` is the file whose
+    code decides the answers (usually the responder's module, `__file__`); its hash is
+    the model's revision. A taken name is an error unless `replace` is set."""
+    entry = ScriptedResponder(responder, source_revision(source_file))
+    if name in RESPONDERS and not replace and RESPONDERS[name] != entry:
+        raise WhowhenError(f"scripted model 'scripted/{name}' is already registered")
+    RESPONDERS[name] = entry
+
+
+def _known() -> str:
+    return ", ".join(f"scripted/{n}" for n in RESPONDERS) or "none registered"
+
+
+def responder(name: str) -> ScriptedResponder:
+    """The registered responder for `scripted/<name>`; the error names the known ones."""
+    try:
+        return RESPONDERS[name]
+    except KeyError:
+        raise WhowhenError(
+            f"unknown scripted model 'scripted/{name}'; known: {_known()}", field="model"
+        ) from None
 
 
 def prompt_text(request: ChatRequest) -> str:
@@ -59,11 +106,10 @@ class ScriptedProvider:
     def __init__(self, spec: ModelSpec, timeout_s: float = 60.0) -> None:
         if spec.name not in RESPONDERS:
             raise ProviderError(
-                "bad_request",
-                f"unknown scripted model {spec.name!r}; known: {', '.join(RESPONDERS)}",
+                "bad_request", f"unknown scripted model {spec.model_id!r}; known: {_known()}"
             )
         self.spec = spec
-        self.responder = RESPONDERS[spec.name]
+        self.responder = RESPONDERS[spec.name].respond
 
     async def call(self, request: ChatRequest) -> Reply:
         prompt = prompt_text(request)
@@ -73,7 +119,27 @@ class ScriptedProvider:
             raise ProviderError("bad_request", f"responder failed: {exc!r}"[:300]) from None
         images = sum(isinstance(p, ImagePart) for m in request.messages for p in m.parts)
         usage = Usage(count_tokens(prompt) + IMAGE_TOKENS * images, count_tokens(text), 0)
-        call = mock_responders.ACTION_LINE.search(text) if request.tools else None
+        call = ACTION_LINE.search(text) if request.tools else None
         if call and self.spec.native_tools:  # an agent turn offered native tools
             return Reply(text[: call.start()].strip(), usage, "tool_calls", ((call[1], call[2]),))
         return Reply(text, usage, "stop")
+
+
+def _check_name(spec: ModelSpec) -> None:
+    responder(spec.name)
+
+
+def _revision(spec: ModelSpec) -> str:
+    """The model's "version" is its responder's code."""
+    return responder(spec.name).revision
+
+
+register(
+    ProviderKind(
+        "scripted",
+        ScriptedProvider,
+        needs_key=False,  # nothing to authenticate with
+        check_name=_check_name,
+        revision=_revision,
+    )
+)

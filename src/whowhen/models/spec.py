@@ -3,10 +3,13 @@
 A model id is `provider/name`: `openai/gpt-4.1-mini`, `gemini/gemini-2.5-flash`,
 `openai-compatible/<name>` (vLLM, Ollama, llama.cpp server, the test server), which
 needs a base URL, or `scripted/standin`, the in-process scripted stand-in of the offline
-default (no network, not an LLM; see `scripted_provider`). Servers differ in how they
-take structured output, so that is a per-model setting: `json_schema` (OpenAI, vLLM),
-`json_object_schema` (llama.cpp's server, which answers the standard form with HTTP
-500), `json_object`, or `none`.
+default (no network, not an LLM; see `scripted_provider` and `whowhen.standin`). What
+differs between providers (key variable, whether a key or base URL is needed, known
+names, cache revision) is asked of the provider registry (`provider.py`), so no
+provider is special-cased here. Servers differ in how they take structured output, so
+that is a per-model setting: `json_schema` (OpenAI, vLLM), `json_object_schema`
+(llama.cpp's server, which answers the standard form with HTTP 500), `json_object`, or
+`none`.
 """
 
 from __future__ import annotations
@@ -20,15 +23,10 @@ from typing import Any
 import yaml
 
 from whowhen.errors import WhowhenError
+from whowhen.models.provider import known, provider_kind
 from whowhen.models.types import Usage
 
-PROVIDERS = ("openai", "openai-compatible", "gemini", "scripted")
 STRUCTURED = ("json_schema", "json_object_schema", "json_object", "none")
-DEFAULT_KEY_ENV = {
-    "openai": "OPENAI_API_KEY",
-    "gemini": "GEMINI_API_KEY",
-    "openai-compatible": "OPENAI_COMPATIBLE_API_KEY",
-}
 
 
 @dataclass(frozen=True)
@@ -46,27 +44,30 @@ class ModelSpec:
 
     def api_key(self) -> str:
         """The key, read from the environment only when a call is made; never stored."""
-        env = self.api_key_env or DEFAULT_KEY_ENV.get(self.provider, "")
-        key = os.environ.get(env)
+        kind = provider_kind(self.provider)
+        env = self.api_key_env or kind.key_env or ""
+        key = os.environ.get(env) if env else None
         if key:
             return key
-        if self.provider in ("openai-compatible", "scripted"):
-            return "not-needed"  # local servers accept any key; the stand-in takes none
+        if not kind.needs_key:
+            return "not-needed"  # e.g. local servers accept any key; the stand-in takes none
         raise WhowhenError(
             f"no API key: set the environment variable {env}", field=f"models.{self.model_id}"
         )
 
     def cache_view(self) -> dict[str, Any]:
+        """The model's part of a response-cache key. Its fields are fixed (changing them
+        would orphan every cached answer); a provider whose model is code adds its
+        `revision`, so a cached answer belongs to the code that wrote it."""
         view: dict[str, Any] = {
             "provider": self.provider,
             "model": self.name,
             "base_url": self.base_url,
             "structured_output": self.structured_output,
         }
-        if self.provider == "scripted":  # its "model version" is the responders' code
-            from whowhen.models.scripted_provider import revision
-
-            view["revision"] = revision()
+        revision = provider_kind(self.provider).revision(self)
+        if revision is not None:
+            view["revision"] = revision
         return view
 
 
@@ -76,38 +77,31 @@ def parse_model(model: str, registry: dict[str, dict[str, Any]] | None = None) -
     settings = dict(registry.get(model, {}))
     model_id = settings.pop("id", model)
     provider, _, name = model_id.partition("/")
-    if provider not in PROVIDERS or not name:
+    if provider not in known() or not name:
         raise WhowhenError(
             f"model id {model_id!r} must look like provider/name with provider "
-            f"one of {', '.join(PROVIDERS)}",
+            f"one of {', '.join(known())}",
             field="model",
         )
-    base_url = settings.get("base_url")
-    if provider == "scripted":
-        from whowhen.models.scripted_provider import RESPONDERS
-
-        if name not in RESPONDERS:
-            raise WhowhenError(
-                f"unknown scripted model {model_id!r}; known: "
-                + ", ".join(f"scripted/{n}" for n in RESPONDERS),
-                field="model",
-            )
-    if provider == "openai-compatible" and not base_url:
-        raise WhowhenError(f"{model_id} needs a base_url", field=f"models.{model}.base_url")
+    kind = provider_kind(provider)
     structured = settings.get("structured_output", "json_schema")
+    spec = ModelSpec(
+        provider,
+        name,
+        settings.get("base_url"),
+        structured,
+        settings.get("native_tools", True),
+        settings.get("api_key_env"),
+    )
+    kind.check_name(spec)
+    if kind.needs_base_url and not spec.base_url:
+        raise WhowhenError(f"{model_id} needs a base_url", field=f"models.{model}.base_url")
     if structured not in STRUCTURED:
         raise WhowhenError(
             f"structured_output must be one of {', '.join(STRUCTURED)}",
             field=f"models.{model}.structured_output",
         )
-    return ModelSpec(
-        provider,
-        name,
-        base_url,
-        structured,
-        settings.get("native_tools", True),
-        settings.get("api_key_env"),
-    )
+    return spec
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from typing import Any
 import polars as pl
 import yaml
 
+import whowhen.standin  # noqa: F401  registers scripted/standin, a possible annotator
 from whowhen.io import write_text
 from whowhen.schema import (
     AGREEMENT,

@@ -1,13 +1,17 @@
 """A scripted HTTP server that speaks the OpenAI Chat Completions endpoint and Gemini's
 generateContent, for tests, benchmarks and the `testserver` config profile.
 
-It answers with a deterministic function of the request (by default: an attribution
-answer naming the first agent step it finds in the prompt), and can be told to be slow
+It answers with a deterministic function of the request (by default the stand-in's
+`default_responder`, the same rules as the in-process `scripted/standin`, so the two
+agree on answers and token counts), and can be told to be slow
 or to fail a seeded share of calls with 429 + Retry-After, 500, a hang past the
 client's timeout, or a malformed body. Every request is counted; the Authorization
 header is checked to be present but never stored.
 
-    python -m whowhen.models.testserver --port 8765 [--latency 0.2] [--fail-rate 0.2]
+    python -m whowhen.standin.server --port 8765 [--latency 0.2] [--fail-rate 0.2]
+
+It lives with the responders (above the model layer, not in it): it is a test double of
+a model server, not part of the client, and its responders read benchmark tasks.
 """
 
 from __future__ import annotations
@@ -25,11 +29,8 @@ from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from whowhen.models.mock_responders import (
-    ACTION_LINE,
-    attribution_responder,
-    default_responder,
-)
+from whowhen.models.scripted_provider import ACTION_LINE
+from whowhen.standin.responders import attribution_responder, default_responder
 
 Responder = Callable[[str, dict[str, Any] | None], str]
 __all__ = ["Behaviour", "TestServer", "attribution_responder", "default_responder"]

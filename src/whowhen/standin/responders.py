@@ -1,12 +1,24 @@
-"""Scripted stand-ins for a model, used by the test server: deterministic answers for each
-LLM role (attributor in every protocol, agent, error generator), computed from the request
-alone."""
+"""The stand-in model's responders: deterministic answers for each LLM role (attributor in
+every protocol, agent, error generator), computed from the request alone.
+
+`default_responder` is `scripted/standin` (registered with the scripted provider by
+`whowhen.standin`) and the HTTP test server's default answer, so both stand-ins answer
+alike. It lives above the model layer because the agent role plays benchmark tasks
+(parsing problems, writing the calculator or SQL call), which the model layer must not
+import. Editing this file changes `scripted/standin`'s revision, so its cached answers
+are not reused.
+"""
 
 from __future__ import annotations
 
 import json
 import re
 from typing import Any
+
+from whowhen.benchmarks.arithmetic.policies import calc_action
+from whowhen.benchmarks.arithmetic.tasks import parse_problem
+from whowhen.benchmarks.table_qa.tasks import parse_question, query_for
+from whowhen.tools import calculate
 
 _STEP_LINE = re.compile(r"^\[\s*(\d+)\] ([^\s(:]+)", re.M)
 
@@ -96,16 +108,12 @@ def half_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     )
 
 
-ACTION_LINE = re.compile(r"^Action: (\w+)\((.*)\)\s*$", re.M)
 _OBS = re.compile(r"^Observation \(calculator\): (\S+)", re.M)
 
 
 def agent_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     """Play the arithmetic agent through the text action protocol, reading only the prompt:
     the problem, and the calculator observations so far (a wrong one propagates)."""
-    from whowhen.benchmarks.arithmetic.policies import calc_action
-    from whowhen.benchmarks.arithmetic.tasks import parse_problem
-
     if "Question: What is the" in prompt:
         return _table_agent(prompt)
     if prompt.startswith("Answer the question") or "\nAnswer the question" in prompt:
@@ -127,8 +135,6 @@ def agent_responder(prompt: str, schema: dict[str, Any] | None) -> str:
 
 def _table_agent(prompt: str) -> str:
     """Table QA: send the question's query, then answer with the value it returned."""
-    from whowhen.benchmarks.table_qa.tasks import parse_question, query_for
-
     results = re.findall(r"^Observation \(sql\): value\n(\S+)", prompt, re.M)
     if results:
         return (
@@ -141,8 +147,6 @@ def _table_agent(prompt: str) -> str:
 
 def _file_agent(prompt: str) -> str:
     """Dataset-file QA: compute 'What is <expression>?', else pick option A."""
-    from whowhen.tools import calculate
-
     question = prompt.split("Question: ", 1)[-1]
     expr = re.match(r"What is ([-+*/\d\s().]+)\?", question)
     answer = calculate(expr.group(1)) if expr else "A"

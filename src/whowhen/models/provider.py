@@ -1,0 +1,97 @@
+"""The provider registry: what the model layer knows about each kind of provider.
+
+Why a registry: everything that differs between providers (how a client is built,
+which environment variable holds the key, whether a key or a base URL is required,
+which model names exist, what extra goes into the cache key) lives with the provider
+that owns it. `ModelSpec`, `parse_model` and `ModelClient` look it up here instead of
+testing provider names, so adding a provider touches no shared code: its module
+registers a `ProviderKind` at import (`whowhen.models` imports the built-in ones).
+
+The registry imports no provider module and no SDK, so it sits below all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from whowhen.errors import WhowhenError
+from whowhen.models.types import ChatRequest, Reply
+
+if TYPE_CHECKING:  # annotations only: spec.py imports this module at run time
+    from whowhen.models.spec import ModelSpec
+
+
+class Provider(Protocol):
+    """One live connection to a model: `call` answers one request or raises ProviderError.
+
+    A provider may also define `async close()`; the client awaits it after a run."""
+
+    async def call(self, request: ChatRequest) -> Reply: ...
+
+
+def _no_check(spec: ModelSpec) -> None:
+    return None
+
+
+def _no_revision(spec: ModelSpec) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class ProviderKind:
+    """One provider, as registered by its module.
+
+    name: the `provider` part of a model id (`openai` in `openai/gpt-4.1-mini`).
+    factory: `(spec, timeout_s) -> Provider`, called once per client run that misses the
+        cache; SDK imports belong in it (or in the provider class), not at module top.
+    key_env: the environment variable read when the spec names none (`api_key_env`).
+    needs_key: whether a call without a key is an error (False: a placeholder is sent).
+    needs_base_url: whether the model id is incomplete without `base_url`.
+    batch: whether the OpenAI Batch API serves this provider's models (`llm.batch`).
+    check_name: raises WhowhenError(field="model") for a name this provider cannot serve.
+    revision: the code version of a model that is code, not weights (else None); when set
+        it joins the cache key, so an edited model does not get old answers.
+    """
+
+    name: str
+    factory: Callable[[ModelSpec, float], Provider]
+    key_env: str | None = None
+    needs_key: bool = True
+    needs_base_url: bool = False
+    batch: bool = False
+    check_name: Callable[[ModelSpec], None] = _no_check
+    revision: Callable[[ModelSpec], str | None] = _no_revision
+
+
+_KINDS: dict[str, ProviderKind] = {}
+
+
+def register(kind: ProviderKind, *, replace: bool = False) -> ProviderKind:
+    """Add a provider kind. A second kind under a taken name is an error (two modules
+    claiming one provider is a bug), unless `replace` says the swap is meant."""
+    if kind.name in _KINDS and not replace and _KINDS[kind.name] != kind:
+        raise WhowhenError(f"provider {kind.name!r} is already registered", field="model")
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def unregister(name: str) -> None:
+    """Remove a provider kind (for tests that register their own)."""
+    _KINDS.pop(name, None)
+
+
+def known() -> tuple[str, ...]:
+    """Registered provider names, sorted (registration order follows import order)."""
+    return tuple(sorted(_KINDS))
+
+
+def provider_kind(name: str) -> ProviderKind:
+    """The registered kind for `name`; the error names the known ones."""
+    try:
+        return _KINDS[name]
+    except KeyError:
+        raise WhowhenError(
+            f"unknown provider {name!r}; known: {', '.join(known())}", field="model"
+        ) from None
