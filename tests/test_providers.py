@@ -239,11 +239,19 @@ def test_the_model_layer_imports_no_code_above_it_and_no_sdk() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    ["whowhen.agents", "whowhen.attribution", "whowhen.injection", "whowhen.taxonomy.stage"],
+    [
+        "whowhen.registry",
+        "whowhen.rollouts",
+        "whowhen.continuation",
+        "whowhen.attribution",
+        "whowhen.injection.stage",
+        "whowhen.taxonomy.stage",
+        "whowhen.feedback.stage",
+    ],
 )
 def test_modules_that_make_clients_know_the_standin(module: str) -> None:
     """Every stage-level module that builds clients from config names has `scripted/standin`
-    registered once it is imported (rollouts, continuation and feedback use `agents`)."""
+    registered once it is imported (they reach it through `whowhen.registry`)."""
     _fresh_python(
         f"import {module}\n"
         "from whowhen.models import parse_model\n"

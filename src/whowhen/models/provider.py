@@ -1,26 +1,25 @@
 """The provider registry: what the model layer knows about each kind of provider.
 
-Why a registry: everything that differs between providers (how a client is built,
-which environment variable holds the key, whether a key or a base URL is required,
-which model names exist, what extra goes into the cache key) lives with the provider
-that owns it. `ModelSpec`, `parse_model` and `ModelClient` look it up here instead of
-testing provider names, so adding a provider touches no shared code: its module
-registers a `ProviderKind` at import (`whowhen.models` imports the built-in ones).
+Why a registry: everything that differs between providers (how a client is built, which
+environment variable holds the key, whether a key or a base URL is required, which model
+names exist, what extra goes into the cache key) lives with the provider that owns it.
+`ModelSpec` (defined here, with the registry its methods consult), `parse_model` and
+`ModelClient` look it up here instead of testing provider names, so adding a provider
+touches no shared code: its module registers a `ProviderKind` at import
+(`whowhen.models` imports the built-in ones).
 
 The registry imports no provider module and no SDK, so it sits below all of them.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
 from whowhen.errors import WhowhenError
 from whowhen.models.types import ChatRequest, Reply
-
-if TYPE_CHECKING:  # annotations only: spec.py imports this module at run time
-    from whowhen.models.spec import ModelSpec
 
 
 class Provider(Protocol):
@@ -95,3 +94,45 @@ def provider_kind(name: str) -> ProviderKind:
         raise WhowhenError(
             f"unknown provider {name!r}; known: {', '.join(known())}", field="model"
         ) from None
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    provider: str
+    name: str
+    base_url: str | None = None
+    structured_output: str = "json_schema"
+    native_tools: bool = True
+    api_key_env: str | None = None
+
+    @property
+    def model_id(self) -> str:
+        return f"{self.provider}/{self.name}"
+
+    def api_key(self) -> str:
+        """The key, read from the environment only when a call is made; never stored."""
+        kind = provider_kind(self.provider)
+        env = self.api_key_env or kind.key_env or ""
+        key = os.environ.get(env) if env else None
+        if key:
+            return key
+        if not kind.needs_key:
+            return "not-needed"  # e.g. local servers accept any key; the stand-in takes none
+        raise WhowhenError(
+            f"no API key: set the environment variable {env}", field=f"models.{self.model_id}"
+        )
+
+    def cache_view(self) -> dict[str, Any]:
+        """The model's part of a response-cache key. Its fields are fixed (changing them
+        would orphan every cached answer); a provider whose model is code adds its
+        `revision`, so a cached answer belongs to the code that wrote it."""
+        view: dict[str, Any] = {
+            "provider": self.provider,
+            "model": self.name,
+            "base_url": self.base_url,
+            "structured_output": self.structured_output,
+        }
+        revision = provider_kind(self.provider).revision(self)
+        if revision is not None:
+            view["revision"] = revision
+        return view

@@ -14,7 +14,6 @@ that is a per-model setting: `json_schema` (OpenAI, vLLM), `json_object_schema`
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -23,52 +22,10 @@ from typing import Any
 import yaml
 
 from whowhen.errors import WhowhenError
-from whowhen.models.provider import known, provider_kind
+from whowhen.models.provider import ModelSpec, known, provider_kind
 from whowhen.models.types import Usage
 
 STRUCTURED = ("json_schema", "json_object_schema", "json_object", "none")
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    provider: str
-    name: str
-    base_url: str | None = None
-    structured_output: str = "json_schema"
-    native_tools: bool = True
-    api_key_env: str | None = None
-
-    @property
-    def model_id(self) -> str:
-        return f"{self.provider}/{self.name}"
-
-    def api_key(self) -> str:
-        """The key, read from the environment only when a call is made; never stored."""
-        kind = provider_kind(self.provider)
-        env = self.api_key_env or kind.key_env or ""
-        key = os.environ.get(env) if env else None
-        if key:
-            return key
-        if not kind.needs_key:
-            return "not-needed"  # e.g. local servers accept any key; the stand-in takes none
-        raise WhowhenError(
-            f"no API key: set the environment variable {env}", field=f"models.{self.model_id}"
-        )
-
-    def cache_view(self) -> dict[str, Any]:
-        """The model's part of a response-cache key. Its fields are fixed (changing them
-        would orphan every cached answer); a provider whose model is code adds its
-        `revision`, so a cached answer belongs to the code that wrote it."""
-        view: dict[str, Any] = {
-            "provider": self.provider,
-            "model": self.name,
-            "base_url": self.base_url,
-            "structured_output": self.structured_output,
-        }
-        revision = provider_kind(self.provider).revision(self)
-        if revision is not None:
-            view["revision"] = revision
-        return view
 
 
 def parse_model(model: str, registry: dict[str, dict[str, Any]] | None = None) -> ModelSpec:
