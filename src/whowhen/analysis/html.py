@@ -17,6 +17,7 @@ LONG_TABLE = 30
 
 
 def table_html(frame: pl.DataFrame, digits: int = 3) -> str:
+    """Every cell escaped, floats at `digits` places (the same text on every run)."""
     head = "".join(f"<th>{html.escape(c)}</th>" for c in frame.columns)
     body = []
     for row in frame.iter_rows():
@@ -35,6 +36,7 @@ def table_html(frame: pl.DataFrame, digits: int = 3) -> str:
 
 
 def image_html(path: str | Path, alt: str) -> str:
+    """The PNG inlined as a data URI, so the report stays one self-contained file."""
     data = base64.b64encode(Path(path).read_bytes()).decode()
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
 
@@ -44,5 +46,6 @@ CAPTIONS_DIR = Path("workflow/report")
 
 
 def caption(name: str) -> str:
+    """The figure's caption on one line; empty when it has none."""
     path = CAPTIONS_DIR / f"{name}.rst"
     return " ".join(path.read_text().split()) if path.exists() else ""
