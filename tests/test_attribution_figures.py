@@ -16,7 +16,8 @@ from whowhen.analysis.attribution_tables import (
     attribution_tables,
     attributor_table,
 )
-from whowhen.analysis.breakdowns import attribution_metrics, scored_items
+from whowhen.analysis.breakdowns import attribution_metrics
+from whowhen.analysis.items import scored_items
 
 from .test_metrics import BASE, LABELS_F, PREDS_F, RUNS_F, STEPS_F, A, B
 

@@ -1,4 +1,4 @@
-"""Attribution metrics (whowhen.analysis.breakdowns): every number of a hand-built fixture
+"""Attribution metrics (whowhen.analysis.breakdowns, items): every number of a hand-built fixture
 computed by hand, the exact-match rule, bootstrap intervals, breakdown partitions, and
 the metrics over real LLM predictions made over HTTP against the test server."""
 
@@ -14,17 +14,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from whowhen.analysis.breakdowns import (
-    COLUMNS,
-    ITEM_KEYS,
-    attribution_metrics,
-    attributor_info_from_config,
-    attributor_protocol,
-    bootstrap_ci,
-    length_bin,
-    metrics_html,
-    scored_items,
-)
+from whowhen.analysis.attributor_info import attributor_info_from_config, attributor_protocol
+from whowhen.analysis.breakdowns import COLUMNS, attribution_metrics, bootstrap_ci
+from whowhen.analysis.items import ITEM_KEYS, length_bin, scored_items
+from whowhen.analysis.report import metrics_html
 from whowhen.errors import WhowhenError
 from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, to_arrow
 
@@ -356,7 +349,7 @@ def test_latency_is_kept_out_of_the_metrics_in_a_timing_table() -> None:
 
 
 def test_metrics_html(fixture_metrics) -> None:
-    from whowhen.analysis.report import table_html
+    from whowhen.analysis.html import table_html
 
     parts = metrics_html(fixture_metrics)
     assert all(isinstance(p, str) for p in parts)

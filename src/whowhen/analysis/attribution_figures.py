@@ -85,13 +85,9 @@ def cross_modality_figure(table: pl.DataFrame, path: str | Path, split: str = "t
     return save_figure(fig, path)
 
 
-def cost_performance_figure(table: pl.DataFrame, path: str | Path, split: str = "test") -> Path:
-    """Mean cost per trajectory (log axis) against step accuracy, Pareto frontier drawn,
-    open-weight and proprietary models marked apart from the model-free baselines."""
-    frame = _split(table, split)
-    if frame.height == 0:
-        return empty_figure(path, "Cost vs performance", f"no scored items ({split} split)")
-    frame = frame.with_columns(
+def _cost_points(frame: pl.DataFrame) -> pl.DataFrame:
+    """x: the cost, free attributors at FREE_COST (a log axis has no 0); kind: the marker."""
+    return frame.with_columns(
         pl.when(pl.col("cost_per_traj") > 0)
         .then(pl.col("cost_per_traj"))
         .otherwise(FREE_COST)
@@ -103,6 +99,29 @@ def cost_performance_figure(table: pl.DataFrame, path: str | Path, split: str = 
         .otherwise(pl.lit("proprietary model"))
         .alias("kind"),
     ).sort("x", "step_acc")
+
+
+def _frontier(ax: plt.Axes, frame: pl.DataFrame) -> None:
+    """The Pareto frontier as a staircase: each frontier point holds until a costlier,
+    better one, and the last holds to the right edge (what that much money buys at best)."""
+    front = frame.filter(pl.col("pareto")).sort("x")
+    xs = [*front["x"], ax.get_xlim()[1]]
+    ys = [*front["step_acc"], front["step_acc"][-1]] if front.height else []
+    ax.step(xs[: len(ys)], ys, where="post", color="black", ls="--", lw=1)
+    for row in front.iter_rows(named=True):
+        ax.annotate(
+            row["attributor"], (row["x"], row["step_acc"]), xytext=(8, 4),
+            textcoords="offset points", fontsize=8,
+        )  # fmt: skip
+
+
+def cost_performance_figure(table: pl.DataFrame, path: str | Path, split: str = "test") -> Path:
+    """Mean cost per trajectory (log axis) against step accuracy, Pareto frontier drawn,
+    open-weight and proprietary models marked apart from the model-free baselines."""
+    frame = _split(table, split)
+    if frame.height == 0:
+        return empty_figure(path, "Cost vs performance", f"no scored items ({split} split)")
+    frame = _cost_points(frame)
     markers = {"no model (free)": "o", "open-weight model": "^", "proprietary model": "s"}
     colors = _colors(frame["attributor"].to_list())
     sns.set_theme(style="whitegrid")
@@ -122,17 +141,7 @@ def cost_performance_figure(table: pl.DataFrame, path: str | Path, split: str = 
     costs = frame.filter(pl.col("cost_per_traj") > 0)["cost_per_traj"]
     hi = float(costs.max()) * 5 if costs.len() else 1e-4
     ax.set_xlim(FREE_COST / 3, max(hi, FREE_COST * 30))
-    # the frontier as a staircase: each frontier point holds until a costlier, better one,
-    # and the last holds to the right edge (what that much money buys at best)
-    front = frame.filter(pl.col("pareto")).sort("x")
-    xs = [*front["x"], ax.get_xlim()[1]]
-    ys = [*front["step_acc"], front["step_acc"][-1]] if front.height else []
-    ax.step(xs[: len(ys)], ys, where="post", color="black", ls="--", lw=1)
-    for row in front.iter_rows(named=True):
-        ax.annotate(
-            row["attributor"], (row["x"], row["step_acc"]), xytext=(8, 4),
-            textcoords="offset points", fontsize=8,
-        )  # fmt: skip
+    _frontier(ax, frame)
     ticks = [t for t in ax.get_xticks() if FREE_COST * 5 <= t <= hi]
     ax.set_xticks([FREE_COST, *ticks], ["free", *(f"${t:g}" for t in ticks)])
     ax.set_ylim(0, 1.02)

@@ -1,6 +1,6 @@
 """The attribution figures' tables: one SQL file each, run by DuckDB over the scored items.
 
-`scored_items` (breakdowns.py) joins labels, predictions, runs and steps into one row per
+`scored_items` (items.py) joins labels, predictions, runs and steps into one row per
 (labelled trajectory, attributor) with per-item outcomes; every query here only
 aggregates those rows, so all figures score exactly as `attribution_metrics.csv` does
 (missing or unparsed predictions are wrong; exact step match). Each table holds a
@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.analysis.breakdowns import attributor_protocol
+from whowhen.analysis.attributor_info import attributor_protocol
 from whowhen.analysis.scores import run_sql
 
 ATTRIBUTION_TABLES = (

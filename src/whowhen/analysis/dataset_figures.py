@@ -149,6 +149,46 @@ def _box_label(value: str, runs: int) -> str:
     return f"{name}\n{kind}, n={runs:,}" if sep else f"{value}\nn={runs:,}"
 
 
+def _length_panel(ax: plt.Axes, frame: pl.DataFrame, label: str, log: bool) -> None:
+    """One panel: a horizontal box per value of the dimension, imports in orange."""
+    stats = [
+        {
+            "label": _box_label(r["value"], r["runs"]),
+            "whislo": r["p10"],
+            "q1": r["p25"],
+            "med": r["median"],
+            "q3": r["p75"],
+            "whishi": r["p90"],
+            "mean": r["mean"],
+            "fliers": sorted({r["min"], r["max"]}),
+        }
+        for r in frame.iter_rows(named=True)
+    ]
+    if stats:
+        boxes = ax.bxp(
+            stats,
+            orientation="horizontal",
+            showmeans=True,
+            widths=0.6,
+            patch_artist=True,
+            boxprops={"facecolor": "#a1c9f4", "edgecolor": "0.2"},
+            medianprops={"color": "0.1", "linewidth": 1.6},
+            meanprops={
+                "marker": "D",
+                "markersize": 4,
+                "markerfacecolor": "white",
+                "markeredgecolor": "0.1",
+            },
+            flierprops={"marker": "o", "markersize": 3, "markerfacecolor": "0.3"},
+        )
+        for box, value in zip(boxes["boxes"], frame["value"], strict=True):
+            if value.startswith("imported: "):
+                box.set_facecolor("#ffb482")
+    ax.set_title(f"{label} (n={int(frame['runs'].sum()):,})", loc="left")
+    ax.set_xlabel("agent steps" + (" (log scale)" if log else ""))
+    ax.grid(axis="y", visible=False)
+
+
 def length_distribution_figure(table: pl.DataFrame, path: str | Path) -> Path:
     """Agent steps per labelled trajectory, per collection (built modality or imported
     dataset, imports in orange) and per system: box = quartiles, whiskers = 10th-90th
@@ -168,43 +208,7 @@ def length_distribution_figure(table: pl.DataFrame, path: str | Path) -> Path:
             1, 2, figsize=(10.0, 1.4 + 0.42 * max(heights)), sharex=True, squeeze=True
         )
         for ax, (dim, label) in zip(axes, panels, strict=True):
-            frame = frames[dim].sort("value", descending=True)
-            stats = [
-                {
-                    "label": _box_label(r["value"], r["runs"]),
-                    "whislo": r["p10"],
-                    "q1": r["p25"],
-                    "med": r["median"],
-                    "q3": r["p75"],
-                    "whishi": r["p90"],
-                    "mean": r["mean"],
-                    "fliers": sorted({r["min"], r["max"]}),
-                }
-                for r in frame.iter_rows(named=True)
-            ]
-            if stats:
-                boxes = ax.bxp(
-                    stats,
-                    orientation="horizontal",
-                    showmeans=True,
-                    widths=0.6,
-                    patch_artist=True,
-                    boxprops={"facecolor": "#a1c9f4", "edgecolor": "0.2"},
-                    medianprops={"color": "0.1", "linewidth": 1.6},
-                    meanprops={
-                        "marker": "D",
-                        "markersize": 4,
-                        "markerfacecolor": "white",
-                        "markeredgecolor": "0.1",
-                    },
-                    flierprops={"marker": "o", "markersize": 3, "markerfacecolor": "0.3"},
-                )
-                for box, value in zip(boxes["boxes"], frame["value"], strict=True):
-                    if value.startswith("imported: "):
-                        box.set_facecolor("#ffb482")
-            ax.set_title(f"{label} (n={int(frame['runs'].sum()):,})", loc="left")
-            ax.set_xlabel("agent steps" + (" (log scale)" if log else ""))
-            ax.grid(axis="y", visible=False)
+            _length_panel(ax, frames[dim].sort("value", descending=True), label, log)
         if log:
             _log_ticks(axes[0], lo, hi)
         fig.suptitle(

@@ -22,7 +22,7 @@ import polars as pl
 import seaborn as sns
 
 from whowhen.analysis.figures import empty_figure, interval_err, save_figure
-from whowhen.analysis.report import caption, image_html, table_html
+from whowhen.analysis.html import caption, image_html, table_html
 from whowhen.analysis.scores import run_sql
 
 FEEDBACK_TABLES = ("feedback_rounds", "feedback_accuracy")

@@ -9,6 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import polars as pl
 import seaborn as sns
 
@@ -97,8 +98,6 @@ def modes_figure(modes: pl.DataFrame, path: str | Path) -> Path:
         cols = sorted(c for c in table.columns if c != "pair")
         data = table.select("pair", *cols).to_pandas().set_index("pair")
     else:
-        import pandas as pd
-
         data = pd.DataFrame({"(no classified failures)": [0.0]}, index=["-"])
     fig, ax = plt.subplots(figsize=(2.2 + 0.55 * data.shape[1], 1.6 + 0.32 * data.shape[0]))
     sns.heatmap(data, annot=True, fmt=".2f", cmap="Blues", vmin=0, vmax=1, cbar=False, ax=ax)

@@ -64,6 +64,7 @@ class _ThisInterpreterSpecs(KernelSpecManager):
 
     def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
         if kernel_name == NATIVE_KERNEL_NAME:
+            # deferred: ipykernel (with IPython) is heavy and only this kernel's spec needs it
             from ipykernel.kernelspec import RESOURCES, get_kernel_dict
 
             return self.kernel_spec_class(resource_dir=RESOURCES, **get_kernel_dict())

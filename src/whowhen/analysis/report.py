@@ -1,8 +1,8 @@
-"""The rendered HTML report: one self-contained file (figures inlined), no template engine."""
+"""The HTML report's sections and their assembly into one self-contained file (figures
+inlined, no template engine). The pieces they share are in `html.py`."""
 
 from __future__ import annotations
 
-import base64
 import html
 from pathlib import Path
 from typing import Any
@@ -10,38 +10,17 @@ from typing import Any
 import polars as pl
 
 from whowhen.analysis.attribution_tables import ATTRIBUTION_TABLES
+from whowhen.analysis.attributor_info import ATTRIBUTOR_KEYS
+from whowhen.analysis.breakdowns import BOOTSTRAPPED
 from whowhen.analysis.dataset_figures import DATASET_TABLES
+from whowhen.analysis.html import caption, image_html, table_html
+from whowhen.analysis.viewer import page_name
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:80rem;margin:2rem auto;color:#222;
 padding:0 1rem}table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;
 padding:.25rem .6rem;text-align:right}th{background:#f3f3f3}td:first-child,th:first-child
 {text-align:left}.note{color:#555;font-size:.9rem}.wide{overflow-x:auto}
 img{max-width:100%;height:auto}summary{cursor:pointer;color:#345}"""
-LONG_TABLE = 30
-"""Tables with more rows than this fold into a <details> (the report stays skimmable)."""
-
-
-def table_html(frame: pl.DataFrame, digits: int = 3) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in frame.columns)
-    body = []
-    for row in frame.iter_rows():
-        cells = "".join(
-            f"<td>{html.escape(f'{v:.{digits}f}' if isinstance(v, float) else str(v))}</td>"
-            for v in row
-        )
-        body.append(f"<tr>{cells}</tr>")
-    table = (
-        f"<div class='wide'><table><thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table></div>"
-    )
-    if frame.height > LONG_TABLE:
-        return f"<details><summary>{frame.height} rows (show)</summary>{table}</details>"
-    return table
-
-
-def image_html(path: str | Path, alt: str) -> str:
-    data = base64.b64encode(Path(path).read_bytes()).decode()
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
 
 
 def render_report(
@@ -223,15 +202,6 @@ def learned_html(accuracy: pl.DataFrame, built_benchmarks: list[str]) -> list[st
     ]
 
 
-CAPTIONS_DIR = Path("workflow/report")
-"""The figures' captions: the same .rst files the Snakemake report shows (one source)."""
-
-
-def caption(name: str) -> str:
-    path = CAPTIONS_DIR / f"{name}.rst"
-    return " ".join(path.read_text().split()) if path.exists() else ""
-
-
 def _figure(name: str, path: str | Path) -> list[str]:
     return [image_html(path, name), f"<p class='note'>{html.escape(caption(name))}</p>"]
 
@@ -259,13 +229,85 @@ def figures_html(
     return parts
 
 
+def _ci(value: str) -> pl.Expr:
+    """'0.512 [0.480, 0.544]' from a metric and its interval columns."""
+
+    def fmt(row: dict[str, float | None]) -> str:
+        v, lo, hi = row[value], row[f"{value}_lo"], row[f"{value}_hi"]
+        if v is None:
+            return ""
+        return f"{v:.3f}" if lo is None or hi is None else f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+
+    cols = pl.struct(value, f"{value}_lo", f"{value}_hi")
+    return cols.map_elements(fmt, return_dtype=pl.String).alias(value)
+
+
+HEADLINE = (
+    "attributor", "protocol", "family", "n", "agent_acc", "step_acc", "joint_acc",
+    "step_acc_pm1", "step_acc_pm3", "step_acc_pm5", "mode_n", "mode_acc",
+    "mean_abs_step_err", "parse_fail_rate", "tokens_per_traj", "cost_per_traj",
+)  # fmt: skip
+NOTE = (
+    "Exact scoring over every labelled trajectory: the agent name must equal the gold agent "
+    "and the step index the gold index (gold step 1 never matches a predicted 10); a "
+    "missing or unparsed prediction counts as wrong. <code>joint_acc</code>: agent and "
+    "step both right; <code>step_acc_pmK</code>: step within ±K; <code>mode_acc</code>: "
+    "predicted mode equals the gold mode, over the <code>mode_n</code> items whose gold "
+    "mode is known; <code>mean_abs_step_err</code>: mean |predicted - gold step| over "
+    "parsed predictions; tokens (in + out) and cost (USD) are means per trajectory "
+    "(wall-clock latency: <code>results/analysis/timing.csv</code>). Brackets: seeded "
+    "percentile bootstrap 95% intervals over trajectories, the same resamples for every "
+    "attributor. Baselines and shortcut predictors have protocol <code>baseline</code>, "
+    "family <code>none</code>; protocol and family rows "
+    "pool all attributors of the group."
+)
+
+
+def metrics_html(metrics: pl.DataFrame, split: str = "all", pivot: str = "step_acc") -> list[str]:
+    """The report section: headline per attributor, per split, then one table per
+    breakdown (item-level keys pivoted: groups x attributors, `pivot` with its interval;
+    attributor-level keys pooled, all columns)."""
+    if metrics.height == 0:
+        return ["<h2>Attribution metrics</h2>", "<p>No predictions to score.</p>"]
+    fmt = [_ci(m) for m in BOOTSTRAPPED]
+    overall = metrics.filter(pl.col("breakdown") == "all")
+    parts = [
+        "<h2>Attribution metrics with intervals</h2>",
+        f"<p class='note'>{NOTE}</p>",
+        f"<h3>Per attributor (split: {html.escape(split)})</h3>",
+        table_html(overall.filter(pl.col("split") == split).with_columns(fmt).select(HEADLINE)),
+        "<h3>Per split</h3>",
+        table_html(
+            overall.filter(pl.col("split") != "all")
+            .with_columns(fmt)
+            .select("attributor", "split", "n", *BOOTSTRAPPED, "step_acc_pm1", "parse_fail_rate")
+        ),
+    ]
+    rows = metrics.filter((pl.col("split") == split) & (pl.col("breakdown") != "all"))
+    for key in dict.fromkeys(rows["breakdown"].to_list()):
+        frame = rows.filter(pl.col("breakdown") == key)
+        parts.append(f"<h3>By {html.escape(key)} (split: {html.escape(split)})</h3>")
+        if any(p in ATTRIBUTOR_KEYS for p in key.split("+")):
+            parts.append(
+                table_html(frame.with_columns(fmt).select("group", "n_items", *HEADLINE[3:]))
+            )
+            continue
+        sizes = frame.group_by("group", maintain_order=True).agg(pl.col("n_items").first())
+        wide = frame.with_columns(_ci(pivot)).pivot(
+            "attributor", index="group", values=pivot, maintain_order=True
+        )
+        parts += [
+            f"<p class='note'>{html.escape(pivot)} [95% CI] per {html.escape(key)}.</p>",
+            table_html(sizes.join(wide, on="group", how="left", maintain_order="left")),
+        ]
+    return parts
+
+
 def trajectories_html(
     items: pl.DataFrame, runs: pl.DataFrame, split: str, per_benchmark: int = 3
 ) -> list[str]:
     """Links into the trajectory viewer: per dataset, the `split` items the fewest
     attributors got right (exact step), each opening its page at the gold step."""
-    from whowhen.analysis.viewer import page_name
-
     scored = (
         items.filter(pl.col("split") == split)
         .group_by("run_id", "dataset", "system", "modality", "decisive_agent", "decisive_step")

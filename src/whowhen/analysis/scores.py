@@ -8,6 +8,8 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from whowhen.attribution.baselines import agent_steps
+
 ACCURACY_KEYS = (
     "n",
     "agent_acc",
@@ -51,8 +53,6 @@ def accuracy(
 
 def random_expected(labels: pl.DataFrame, runs: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
     """Analytic expected accuracy of the uniform random baseline over the same candidates."""
-    from whowhen.attribution.baselines import agent_steps
-
     return run_sql(
         "random_expected", {"labels": labels, "runs": runs, "candidates": agent_steps(steps)}
     )

@@ -18,20 +18,17 @@ from whowhen.analysis.attribution_tables import (
     attribution_tables,
     attributor_table,
 )
-from whowhen.analysis.breakdowns import (
-    DEFAULT_BY,
-    attribution_metrics,
-    attributor_info_from_config,
-    metrics_html,
-    scored_items,
-)
+from whowhen.analysis.attributor_info import attributor_info_from_config
+from whowhen.analysis.breakdowns import DEFAULT_BY, attribution_metrics
 from whowhen.analysis.feedback_analysis import FEEDBACK_TABLES, feedback_html, feedback_tables
 from whowhen.analysis.feedback_analysis import FIGURES as FEEDBACK_FIGURES
 from whowhen.analysis.figures import accuracy_figure, modes_figure
+from whowhen.analysis.items import scored_items
 from whowhen.analysis.report import (
     built_dataset_html,
     figures_html,
     learned_html,
+    metrics_html,
     natural_failures_html,
     render_report,
     trajectories_html,
@@ -46,6 +43,7 @@ from whowhen.analysis.scores import (
     rerollout_drift,
     timing,
 )
+from whowhen.analysis.viewer import write_viewer
 from whowhen.io import atomic_path, write_json, write_text
 from whowhen.schema import (
     AGREEMENT,
@@ -121,6 +119,103 @@ def dvc_plots(cost: pl.DataFrame, split: str) -> tuple[str, str]:
     return bars.write_csv(float_precision=6), scatter.write_csv(float_precision=6)
 
 
+def write_scores(
+    outputs: Any,
+    summary: dict[str, Any],
+    acc: pl.DataFrame,
+    fun: pl.DataFrame,
+    expected: pl.DataFrame,
+) -> None:
+    """metrics.json (the DVC metrics) and the accuracy, funnel and random-baseline CSVs."""
+    write_json(outputs["metrics"], summary)
+    write_text(outputs["accuracy"], acc.write_csv(float_precision=6))
+    write_text(outputs["funnel"], fun.write_csv(float_precision=6))
+    write_text(outputs["expected"], expected.write_csv(float_precision=6))
+
+
+def breakdown_metrics(
+    params: dict[str, Any],
+    labels: pl.DataFrame,
+    predictions: pl.DataFrame,
+    runs: pl.DataFrame,
+    steps: pl.DataFrame,
+    info: dict[str, dict[str, str]],
+) -> pl.DataFrame:
+    """attribution_metrics.csv: every default breakdown, 1000 resamples, the config's seed."""
+    return attribution_metrics(
+        labels,
+        predictions,
+        runs,
+        steps,
+        by=DEFAULT_BY,
+        n_boot=1000,
+        seed=params["attribution"]["seed"],
+        attributor_info=info,
+    )
+
+
+def write_tables(outputs: Any, tables: dict[str, pl.DataFrame], split: str) -> None:
+    """Every table as Parquet (the notebooks read them), and the DVC plots' data series."""
+    for name in TABLES:
+        write_parquet(tables[name], outputs[f"table_{name}"])
+    bars, scatter = dvc_plots(tables["cost_performance"], split)
+    write_text(outputs["plot_accuracy"], bars)
+    write_text(outputs["plot_cost"], scatter)
+
+
+def draw_figures(
+    tables: dict[str, pl.DataFrame], acc: pl.DataFrame, figure: dict[str, str], split: str
+) -> None:
+    """Every figure drawn from its table, except the modes heatmap (its own input)."""
+    for name, draw in DATASET_FIGURES.items():
+        draw(tables[name], figure[name])
+    for name, draw in ATTRIBUTION_FIGURES.items():
+        draw(tables[name], figure[name], split=split)
+    for name, draw in FEEDBACK_FIGURES.items():
+        draw(tables[name], figure[name])
+    accuracy_figure(acc, figure["accuracy"])
+
+
+def natural_section(
+    inputs: Any, overview: pl.DataFrame, modes: pl.DataFrame, modes_png: str
+) -> list[str]:
+    """The natural-failure section, with the replay, classifier and candidate tables."""
+    return natural_failures_html(
+        overview,
+        modes,
+        modes_png,
+        read_table(inputs["replay_check"], REPLAY_CHECK),
+        read_table(inputs["agreement"], AGREEMENT),
+        read_table(inputs["candidates"], CANDIDATES),
+    )
+
+
+def built_section(
+    built_labels: pl.DataFrame,
+    built_runs: pl.DataFrame,
+    tables: dict[str, pl.DataFrame],
+    predictions: pl.DataFrame,
+    tolerance: int,
+) -> list[str]:
+    """The built dataset's audit; its shortcut scores are over its test split only."""
+    return built_dataset_html(
+        composition(built_labels, built_runs),
+        tables["drift"],
+        tables["recovery"],
+        accuracy(
+            built_labels.filter(pl.col("split") == "test"), predictions, built_runs, tolerance
+        ),
+    )
+
+
+def config_summary(params: dict[str, Any]) -> str:
+    """The report's first line: what this run covered."""
+    return (
+        f"datasets: {', '.join(params['datasets'])}; systems: "
+        f"{', '.join(params['systems'])}; attributors: {', '.join(params['attributors'])}"
+    )
+
+
 def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
     """Score every dataset (built and imported) with every attributor; draw and report."""
     labels = read_tables(list(inputs["labels"]), LABELS)
@@ -137,23 +232,11 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     fun = funnel(continuations)
     expected = random_expected(labels, runs, steps)
     summary = metrics(acc, fun, labels, runs, expected)
-    write_json(outputs["metrics"], summary)
-    write_text(outputs["accuracy"], acc.write_csv(float_precision=6))
-    write_text(outputs["funnel"], fun.write_csv(float_precision=6))
-    write_text(outputs["expected"], expected.write_csv(float_precision=6))
+    write_scores(outputs, summary, acc, fun, expected)
     info = attributor_info_from_config(
         params["attribution"], params.get("models"), params["llm"].get("prices")
     )
-    breakdown = attribution_metrics(
-        labels,
-        predictions,
-        runs,
-        steps,
-        by=DEFAULT_BY,
-        n_boot=1000,
-        seed=params["attribution"]["seed"],
-        attributor_info=info,
-    )
+    breakdown = breakdown_metrics(params, labels, predictions, runs, steps, info)
     write_text(outputs["breakdown"], breakdown.write_csv(float_precision=6))
     write_text(outputs["timing"], timing(predictions).write_csv(float_precision=6))
 
@@ -164,66 +247,33 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     tables |= attribution_tables(items, attributor_table(names, info), max_k=tolerance)
     # the feedback loop's reruns: no shard configured -> empty tables, "no data" figures
     tables |= feedback_tables(read_tables(list(inputs.get("feedback", [])), FEEDBACK))
-    for name in TABLES:
-        write_parquet(tables[name], outputs[f"table_{name}"])
-    bars, scatter = dvc_plots(tables["cost_performance"], split)
-    write_text(outputs["plot_accuracy"], bars)
-    write_text(outputs["plot_cost"], scatter)
+    write_tables(outputs, tables, split)
 
     log.info("figures: %d", len(FIGURES))
     figure = {name: outputs[f"figure_{name}"] for name in FIGURES}
-    for name, draw in DATASET_FIGURES.items():
-        draw(tables[name], figure[name])
-    for name, draw in ATTRIBUTION_FIGURES.items():
-        draw(tables[name], figure[name], split=split)
-    for name, draw in FEEDBACK_FIGURES.items():
-        draw(tables[name], figure[name])
-    accuracy_figure(acc, figure["accuracy"])
+    draw_figures(tables, acc, figure, split)
     modes = read_table(inputs["mode_overview"], MODE_OVERVIEW)
     modes_figure(modes, figure["modes"])
 
-    natural = natural_failures_html(
-        overview,
-        modes,
-        figure["modes"],
-        read_table(inputs["replay_check"], REPLAY_CHECK),
-        read_table(inputs["agreement"], AGREEMENT),
-        read_table(inputs["candidates"], CANDIDATES),
+    natural = natural_section(inputs, overview, modes, figure["modes"])
+    built = built_section(built_labels, built_runs, tables, predictions, tolerance)
+    body = (
+        figures_html(figure, tables["dataset_stats"], split, part="dataset")
+        + built
+        + figures_html(figure, tables["cost_performance"], split, part="attribution")
+        + learned_html(acc, sorted(set(built_runs["benchmark"])))
+        + metrics_html(breakdown, split=split)
+        + [feedback_html(tables, figure)]
+        + trajectories_html(items, runs, split)
     )
-    built = built_dataset_html(
-        composition(built_labels, built_runs),
-        tables["drift"],
-        tables["recovery"],
-        accuracy(
-            built_labels.filter(pl.col("split") == "test"), predictions, built_runs, tolerance
-        ),
+    report = render_report(
+        summary, acc, fun, expected, figure["accuracy"], natural, config_summary(params), body
     )
-    write_text(
-        outputs["report"],
-        render_report(
-            summary,
-            acc,
-            fun,
-            expected,
-            figure["accuracy"],
-            natural,
-            f"datasets: {', '.join(params['datasets'])}; systems: "
-            f"{', '.join(params['systems'])}; attributors: {', '.join(params['attributors'])}",
-            figures_html(figure, tables["dataset_stats"], split, part="dataset")
-            + built
-            + figures_html(figure, tables["cost_performance"], split, part="attribution")
-            + learned_html(acc, sorted(set(built_runs["benchmark"])))
-            + metrics_html(breakdown, split=split)
-            + [feedback_html(tables, figure)]
-            + trajectories_html(items, runs, split),
-        ),
-    )
+    write_text(outputs["report"], report)
 
 
 def viewer_stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
     """One static page per labelled trajectory of every dataset, plus an index."""
-    from whowhen.analysis.viewer import write_viewer
-
     names = list(params["datasets"])
     labels = [read_table(p, LABELS) for p in inputs["labels"]]
     datasets = {
@@ -244,6 +294,7 @@ def viewer_stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: A
 
 def notebook_stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
     """Execute one notebook of notebooks/ against this run's outputs; render it to HTML."""
+    # deferred: nbclient and nbconvert are heavy and only the notebook stage needs them
     from whowhen.analysis.notebooks import render_notebook
 
     render_notebook(inputs["notebook"], outputs["html"], params.get("parameters", {}))

@@ -10,7 +10,8 @@ import polars as pl
 
 from whowhen.attribution.baselines import BASELINES, agent_steps, prediction_row
 from whowhen.attribution.heuristics import HEURISTICS
-from whowhen.attribution.llm import LLMAttributor, attribute_llm
+from whowhen.attribution.llm import LLMAttributor
+from whowhen.attribution.llm_protocols import attribute_llm
 from whowhen.attribution.oracle import NAME as ORACLE
 from whowhen.attribution.oracle import oracle_attribute
 from whowhen.attribution.shortcuts import SHORTCUTS, training_rows

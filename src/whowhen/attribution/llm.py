@@ -3,7 +3,8 @@ in one prompt), structured JSON output, robust parsing and one repair request, a
 engine every protocol runs on: a protocol is a generator per run that yields questions
 (`Ask`) and receives answers; `drive` advances all runs in lockstep, one round of
 concurrent calls (plus one repair round) at a time. The sequential protocols of Who&When
-(step_by_step, binary_search, hybrid) live in `llm_protocols`.
+(step_by_step, binary_search, hybrid) and `attribute_llm`, which dispatches them, live in
+`llm_protocols`: this module is what they share, so it imports none of them.
 
 An answer that still cannot be used after the repair is recorded with its raw text
 and `parse_ok = False`, and is scored as wrong; it never stops the other items.
@@ -12,7 +13,6 @@ and `parse_ok = False`, and is scored as wrong; it never stops the other items.
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -20,10 +20,7 @@ from typing import Any, cast
 
 import polars as pl
 
-from whowhen.errors import WhowhenError
 from whowhen.models import ChatRequest, ChatResult, ImagePart, Message, Settings, TextPart
-
-log = logging.getLogger(__name__)
 
 PROTOCOLS = ("all_at_once", "step_by_step", "binary_search", "hybrid")
 SYSTEM = (
@@ -240,37 +237,6 @@ def repair_request(
         request.sample,
         request.tag,
     )
-
-
-def attribute_llm(
-    runs: pl.DataFrame,
-    steps: pl.DataFrame,
-    attributor: LLMAttributor,
-    client: Any,
-    modes: list[str] | dict[str, str] | None = None,
-) -> pl.DataFrame:
-    """One prediction per run with the attributor's protocol. `client` is a ModelClient
-    (concurrent live calls) or a BatchRunner (OpenAI Batch API): both have
-    `complete(requests)` and `stats`. Sequential protocols advance all runs in lockstep,
-    one round of concurrent calls at a time."""
-    if attributor.protocol not in PROTOCOLS:
-        raise WhowhenError(
-            f"unknown protocol {attributor.protocol!r}; known: {', '.join(PROTOCOLS)}",
-            field="attribution.llm.protocol",
-        )
-    from whowhen.attribution.llm_protocols import run_protocol
-
-    preds = run_protocol(runs, steps, attributor, client, modes or [])
-    log.info(
-        "attribution %s (%s, %s): %d predictions, %d parsed, %d calls",
-        attributor.name,
-        attributor.model,
-        attributor.protocol,
-        preds.height,
-        int(preds["parse_ok"].sum()),
-        int(preds["calls"].sum()),
-    )
-    return preds
 
 
 # The conversation engine: protocols are generators that yield questions (Ask) and

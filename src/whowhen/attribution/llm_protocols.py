@@ -1,4 +1,5 @@
-"""The Who&When attribution protocols as per-run conversations driven in lockstep.
+"""The Who&When attribution protocols as per-run conversations driven in lockstep, and
+`attribute_llm`, the entry point that runs an attributor's protocol over a dataset.
 
 - `all_at_once`: the whole trajectory, one answer (agent, step, mode, reason).
 - `step_by_step`: for each agent step i in order, the trajectory up to step i and the
@@ -25,6 +26,7 @@ and latency are summed over all of a run's calls, repairs included.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +35,7 @@ import polars as pl
 
 from whowhen.attribution.baselines import agent_steps
 from whowhen.attribution.llm import (
+    PROTOCOLS,
     Answer,
     Ask,
     Chunk,
@@ -53,8 +56,11 @@ from whowhen.attribution.llm import (
     step_chunks,
     user_message,
 )
+from whowhen.errors import WhowhenError
 from whowhen.models import ChatRequest, Message, Settings
 from whowhen.schema import PREDICTIONS, to_arrow
+
+log = logging.getLogger(__name__)
 
 JUDGE_SYSTEM = (
     "You are an expert at debugging multi-agent LLM systems. The trajectory below failed "
@@ -363,3 +369,32 @@ def run_protocol(
         for rid, (verdict, results) in zip(ids, drive(client, conversations), strict=True)
     ]
     return pl.from_arrow(to_arrow(rows, PREDICTIONS))
+
+
+def attribute_llm(
+    runs: pl.DataFrame,
+    steps: pl.DataFrame,
+    attributor: LLMAttributor,
+    client: Any,
+    modes: list[str] | dict[str, str] | None = None,
+) -> pl.DataFrame:
+    """One prediction per run with the attributor's protocol. `client` is a ModelClient
+    (concurrent live calls) or a BatchRunner (OpenAI Batch API): both have
+    `complete(requests)` and `stats`. Sequential protocols advance all runs in lockstep,
+    one round of concurrent calls at a time."""
+    if attributor.protocol not in PROTOCOLS:
+        raise WhowhenError(
+            f"unknown protocol {attributor.protocol!r}; known: {', '.join(PROTOCOLS)}",
+            field="attribution.llm.protocol",
+        )
+    preds = run_protocol(runs, steps, attributor, client, modes or [])
+    log.info(
+        "attribution %s (%s, %s): %d predictions, %d parsed, %d calls",
+        attributor.name,
+        attributor.model,
+        attributor.protocol,
+        preds.height,
+        int(preds["parse_ok"].sum()),
+        int(preds["calls"].sum()),
+    )
+    return preds

@@ -40,7 +40,8 @@ def annotate_failures(
 ) -> pl.DataFrame:
     """LLM annotator: the decisive agent, step and mode of each failed rollout, with the
     taxonomy (ids and definitions) in the prompt and the mode constrained to it."""
-    from whowhen.attribution.llm import LLMAttributor, attribute_llm
+    from whowhen.attribution.llm import LLMAttributor
+    from whowhen.attribution.llm_protocols import attribute_llm
 
     failed = runs.filter(~pl.col("success"))
     annotator = LLMAttributor(f"annotator:{client.spec.model_id}", client.spec.model_id)

@@ -2,7 +2,7 @@
 -- 'all' roll-ups over modalities and over splits. Wilson 95% intervals over trajectories.
 -- mode_acc counts only items whose gold mode is known (mode_n of them), and is NULL for an
 -- attributor that never predicts a mode.
--- Tables: items (one row per labelled trajectory and attributor, whowhen.analysis.breakdowns
+-- Tables: items (one row per labelled trajectory and attributor, whowhen.analysis.items
 -- .scored_items).
 WITH s AS (
     SELECT *, attributor IN (SELECT attributor FROM items WHERE p_mode IS NOT NULL) AS predicts
