@@ -32,7 +32,9 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.attribution import attribute, attribute_llm, llm_attributors
+from whowhen.attribution.factory import llm_attributors
+from whowhen.attribution.llm_protocols import attribute_llm
+from whowhen.attribution.offline import attribute
 from whowhen.attribution.oracle import oracle_attribute
 from whowhen.attribution.tracer import fit as tracer_fit
 from whowhen.attribution.tracer import predict as tracer_predict

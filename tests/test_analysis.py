@@ -15,7 +15,7 @@ from whowhen.analysis import (
     random_expected,
     render_report,
 )
-from whowhen.attribution import attribute
+from whowhen.attribution.offline import attribute
 
 LABELS = pl.DataFrame(
     {

@@ -3,8 +3,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from whowhen.attribution import attribute
 from whowhen.attribution.baselines import agent_steps
+from whowhen.attribution.offline import attribute
 from whowhen.errors import WhowhenError
 
 from .helpers import pipeline

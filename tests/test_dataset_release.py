@@ -11,7 +11,7 @@ import re
 import polars as pl
 import pytest
 
-from whowhen.attribution import attribute
+from whowhen.attribution.offline import attribute
 from whowhen.cli import main as cli
 from whowhen.continuation import continue_injections
 from whowhen.dataset.build import assign_splits, balance_agents, build_dataset

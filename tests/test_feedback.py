@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from whowhen.agents.scripted import Slipper
-from whowhen.attribution import attribute
+from whowhen.attribution.offline import attribute
 from whowhen.config import validate_config
 from whowhen.errors import WhowhenError
 from whowhen.feedback import Context, run_feedback

@@ -14,8 +14,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from whowhen.attribution import LLMAttributor, attribute_llm
-from whowhen.attribution.llm import ParseError, parse_answer
+from whowhen.attribution.llm import LLMAttributor, ParseError, parse_answer
+from whowhen.attribution.llm_protocols import attribute_llm
 from whowhen.cli import main
 from whowhen.models import ModelClient, ResponseCache, load_prices, parse_model
 from whowhen.standin.server import Behaviour, TestServer, attribution_responder

@@ -12,10 +12,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from whowhen.attribution import LLMAttributor, attribute_llm
 from whowhen.attribution.baselines import agent_steps
-from whowhen.attribution.llm import PROTOCOLS, ParseError, build_request
-from whowhen.attribution.llm_protocols import parse_half, parse_judgment
+from whowhen.attribution.llm import PROTOCOLS, LLMAttributor, ParseError, build_request
+from whowhen.attribution.llm_protocols import attribute_llm, parse_half, parse_judgment
 from whowhen.errors import WhowhenError
 from whowhen.media import media_path
 from whowhen.models import ModelClient, ResponseCache, load_prices, parse_model

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from whowhen.attribution import LLMAttributor, attribute_llm
+from whowhen.attribution.llm import LLMAttributor
+from whowhen.attribution.llm_protocols import attribute_llm
 from whowhen.models import ModelClient, load_prices, parse_model
 
 from .conftest import ROOT

@@ -368,7 +368,9 @@ def test_metrics_html(fixture_metrics) -> None:
 def test_metrics_of_llm_predictions_over_http() -> None:
     """Tokens, cost, latency and parse failures of a real all-at-once run against the test
     server (one answer in three unusable even after the repair) reach the metrics."""
-    from whowhen.attribution import LLMAttributor, attribute, attribute_llm
+    from whowhen.attribution.llm import LLMAttributor
+    from whowhen.attribution.llm_protocols import attribute_llm
+    from whowhen.attribution.offline import attribute
     from whowhen.models import ModelClient, ResponseCache, load_prices, parse_model
     from whowhen.standin.server import Behaviour, TestServer, attribution_responder
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from whowhen.attribution import LLMAttributor, attribute, attribute_llm
-from whowhen.attribution.llm import parse_answer
+from whowhen.attribution.llm import LLMAttributor, parse_answer
+from whowhen.attribution.llm_protocols import attribute_llm
+from whowhen.attribution.offline import attribute
 from whowhen.attribution.reward import (
     attribution_reward,
     completion_text,

@@ -15,8 +15,9 @@ import polars as pl
 import pytest
 import yaml
 
-from whowhen.attribution import LLMAttributor, attribute_llm, stage
-from whowhen.attribution.llm import PROTOCOLS
+from whowhen.attribution.llm import PROTOCOLS, LLMAttributor
+from whowhen.attribution.llm_protocols import attribute_llm
+from whowhen.attribution.stage import stage
 from whowhen.config import load_config
 from whowhen.errors import WhowhenError
 from whowhen.models import (

@@ -269,10 +269,10 @@ def test_tracer_reads_only_the_train_split(synthetic: dict[str, pl.DataFrame]) -
     assert fit(synthetic["runs"], synthetic["steps"], moved).to_json() != model.to_json()
 
 
-def test_fit_stage_saves_a_model_that_predicts_the_same(
+def test_tracer_fit_saves_a_model_that_predicts_the_same(
     synthetic: dict[str, pl.DataFrame], tmp_path: Path
 ) -> None:
-    from whowhen.attribution.tracer import fit_stage
+    from whowhen.attribution.stage import tracer_fit
     from whowhen.schema import LABELS, RUNS, STEPS, write_table
 
     inputs = {
@@ -280,7 +280,7 @@ def test_fit_stage_saves_a_model_that_predicts_the_same(
         for name, spec in (("runs", RUNS), ("steps", STEPS), ("labels", LABELS))
     }
     out = tmp_path / "models" / "tracer_lite.json"
-    fit_stage({}, inputs, {"model": str(out)}, {})
+    tracer_fit({}, inputs, {"model": str(out)}, {})
     saved = TracerModel.load(out)
     direct = fit(synthetic["runs"], synthetic["steps"], synthetic["labels"])
     assert saved.to_json() == direct.to_json()

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from whowhen.attribution import ATTRIBUTORS
 from whowhen.attribution.llm import PROTOCOLS
+from whowhen.attribution.offline import ATTRIBUTORS
 from whowhen.models.spec import load_prices
 
 KNOWN_PROTOCOLS = ("all_at_once", "step_by_step", "binary_search", "hybrid")

@@ -20,6 +20,7 @@ from typing import Any, cast
 
 import polars as pl
 
+from whowhen.media import media_path
 from whowhen.models import ChatRequest, ChatResult, ImagePart, Message, Settings, TextPart
 
 PROTOCOLS = ("all_at_once", "step_by_step", "binary_search", "hybrid")
@@ -88,8 +89,6 @@ def step_chunks(s: dict[str, Any], max_chars: int, with_media: bool) -> tuple[Ch
     """The step's line, followed by its images or frames when media are attached."""
     if not with_media or not s.get("media"):
         return (step_line(s, max_chars),)
-    from whowhen.media import media_path
-
     return (step_line(s, max_chars), *(ImagePart(str(media_path(r))) for r in s["media"]))
 
 

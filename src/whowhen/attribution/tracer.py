@@ -188,19 +188,3 @@ def _adam(
     v += 0.001 * grad * grad
     step = lr * (m / (1 - 0.9**it)) / (np.sqrt(v / (1 - 0.999**it)) + 1e-8)
     return w - step[:-1], b - float(step[-1])
-
-
-def fit_stage(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> None:
-    """Snakemake edge: fit tracer-lite on the built dataset's train split and save it, so
-    every dataset (imports too) is predicted by the same model."""
-    from whowhen.schema import LABELS, RUNS, STEPS, read_table
-
-    started = time.perf_counter()
-    model = fit(
-        read_table(inputs["runs"], RUNS),
-        read_table(inputs["steps"], STEPS),
-        read_table(inputs["labels"], LABELS),
-        TracerConfig(**(params.get("tracer") or {})),
-    )
-    model.save(outputs["model"])
-    log.info("%s: fitted in %.1f s", NAME, time.perf_counter() - started)

@@ -16,8 +16,8 @@ from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, read_table, read_ta
 
 def attributor_names() -> list[str]:
     # deferred: a subcommand loads only the code it runs (startup ~1 s, not ~4 s)
-    from whowhen.attribution import ATTRIBUTORS
     from whowhen.attribution.llm import PROTOCOLS
+    from whowhen.attribution.offline import ATTRIBUTORS
 
     return [*ATTRIBUTORS, *(f"{p} (with --model)" for p in PROTOCOLS)]
 
@@ -149,8 +149,8 @@ def review_import_cmd(args: argparse.Namespace) -> int:
 
 def attribute_cmd(args: argparse.Namespace) -> int:
     # deferred: a subcommand loads only the code it runs (startup ~1 s, not ~4 s)
-    from whowhen.attribution import attribute
     from whowhen.attribution.llm import PROTOCOLS
+    from whowhen.attribution.offline import attribute
 
     tables = _load(args.data)
     if args.attributor in PROTOCOLS:
@@ -177,7 +177,8 @@ def _attribute_llm(
     import re
 
     # deferred: a subcommand loads only the code it runs (startup ~1 s, not ~4 s)
-    from whowhen.attribution import LLMAttributor, attribute_llm
+    from whowhen.attribution.llm import LLMAttributor
+    from whowhen.attribution.llm_protocols import attribute_llm
     from whowhen.models import make_runner
 
     if not args.model:

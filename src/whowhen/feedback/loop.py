@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.attribution import Attributor
+from whowhen.attribution.factory import Attributor
 from whowhen.feedback.attempts import Attempt, Setting, attempt_frames, play
 from whowhen.feedback.gold import Gold, gold_of
 from whowhen.feedback.sources import Feedback, give_feedback

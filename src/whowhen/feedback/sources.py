@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from whowhen.attribution import Attributor
+from whowhen.attribution.factory import Attributor
 from whowhen.errors import WhowhenError
 from whowhen.feedback.attempts import Attempt, Setting, attempt_frames
 from whowhen.feedback.gold import Gold

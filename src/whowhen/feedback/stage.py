@@ -7,7 +7,8 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.attribution import Attributor, LLMAttributor, llm_runner, make_attributor
+from whowhen.attribution.factory import Attributor, llm_runner, make_attributor
+from whowhen.attribution.llm import LLMAttributor
 from whowhen.feedback.attempts import Setting
 from whowhen.feedback.loop import Context, originals, run_feedback
 from whowhen.registry import LLM_SYSTEMS, agent_client, get_benchmark

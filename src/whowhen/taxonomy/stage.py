@@ -11,7 +11,10 @@ import polars as pl
 import yaml
 
 import whowhen.standin  # noqa: F401  registers scripted/standin, a possible annotator
+from whowhen.attribution.llm import LLMAttributor
+from whowhen.attribution.llm_protocols import attribute_llm
 from whowhen.io import write_text
+from whowhen.models import make_client
 from whowhen.schema import (
     AGREEMENT,
     CANDIDATES,
@@ -40,9 +43,6 @@ def annotate_failures(
 ) -> pl.DataFrame:
     """LLM annotator: the decisive agent, step and mode of each failed rollout, with the
     taxonomy (ids and definitions) in the prompt and the mode constrained to it."""
-    from whowhen.attribution.llm import LLMAttributor
-    from whowhen.attribution.llm_protocols import attribute_llm
-
     failed = runs.filter(~pl.col("success"))
     annotator = LLMAttributor(f"annotator:{client.spec.model_id}", client.spec.model_id)
     modes = {m.id: m.definition for m in taxonomy.modes}
@@ -63,8 +63,6 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     modes, source = decisive.select("run_id", "mode"), "replay"
     model = params["taxonomy"].get("annotator")
     if model:
-        from whowhen.models import make_client
-
         client = make_client(model, {**params["llm"], "progress": False}, params["models"])
         annotations = annotate_failures(
             runs, read_tables(list(inputs["steps"]), STEPS), taxonomy, client
