@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from whowhen.runtime import Action, Environment, Verdict
@@ -42,6 +43,27 @@ class Benchmark:
     policies: Mapping[str, type] = field(default_factory=dict)
     operators: Mapping[str, Operator | tuple[Operator, ...]] = field(default_factory=dict)
     prompts: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    @classmethod
+    def from_modules(cls, tasks: ModuleType, env: ModuleType, *agents: ModuleType) -> Benchmark:
+        """The record of a package laid out the usual way: `tasks` (BENCHMARK, MODALITY,
+        CATEGORY, make_tasks), `env` (Env, TOOL_SPECS) and the modules holding POLICIES,
+        OPERATORS and PROMPTS (each may be absent)."""
+
+        def table(name: str) -> dict[str, Any]:
+            return next((getattr(m, name) for m in agents if hasattr(m, name)), {})
+
+        return cls(
+            tasks.BENCHMARK,
+            tasks.MODALITY,
+            tasks.CATEGORY,
+            tasks.make_tasks,
+            env.Env,
+            tuple(env.TOOL_SPECS),
+            table("POLICIES"),
+            table("OPERATORS"),
+            table("PROMPTS"),
+        )
 
 
 class AnswerEnv:

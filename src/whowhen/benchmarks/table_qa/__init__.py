@@ -5,14 +5,4 @@ role prompts."""
 from whowhen.benchmarks.base import Benchmark
 from whowhen.benchmarks.table_qa import env, operators, policies, prompts, tasks
 
-SPEC = Benchmark(
-    tasks.BENCHMARK,
-    tasks.MODALITY,
-    tasks.CATEGORY,
-    tasks.make_tasks,
-    env.Env,
-    env.TOOL_SPECS,
-    policies.POLICIES,
-    operators.OPERATORS,
-    prompts.PROMPTS,
-)
+SPEC = Benchmark.from_modules(tasks, env, policies, operators, prompts)
