@@ -7,6 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from .conftest import TINY
@@ -39,6 +40,7 @@ def test_every_stage_has_code_deps_and_params(root) -> None:
     assert "results/rollouts" not in stages["attribution"]["deps"]
 
 
+@pytest.mark.slow
 def test_an_import_added_to_a_stage_module_becomes_a_dependency_of_that_stage(
     tmp_path: Path,
 ) -> None:
