@@ -102,7 +102,9 @@ SPEC = Benchmark(
 
 DRIVER = """
 import json
-import polars as pl
+import yaml
+from whowhen.config import validate_config
+from whowhen.errors import WhowhenError
 from whowhen.continuation import continue_injections
 from whowhen.injection.plan import plan_injections
 from whowhen.registry import BENCHMARKS, has_policy, role_prompt
@@ -110,6 +112,15 @@ from whowhen.rollouts import run_rollouts
 from whowhen.taxonomy import load_taxonomy
 
 assert "letters" in BENCHMARKS and has_policy("react", "letters")
+config = yaml.safe_load(open(CONFIG))
+config["benchmarks"] = {"letters": {"n_tasks": 6}}
+validate_config(config)  # its config section is checked with its own schema
+config["benchmarks"]["letters"]["colour"] = "red"
+try:
+    validate_config(config)
+    raise SystemExit("an unknown key passed")
+except WhowhenError as exc:
+    assert exc.field == "benchmarks.letters.colour", exc.field
 cfg = {"n_tasks": 6}
 runs, steps, _ = run_rollouts("letters", "react", cfg, 3, 0.0, 20)
 taxonomy = load_taxonomy(TAXONOMY)
@@ -147,7 +158,10 @@ def test_a_new_benchmark_package_runs_through_the_pipeline(tmp_path: Path) -> No
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
     }
-    script = f"TAXONOMY = {str(ROOT / 'config' / 'taxonomy.yaml')!r}\n" + textwrap.dedent(DRIVER)
+    script = (
+        f"TAXONOMY = {str(ROOT / 'config' / 'taxonomy.yaml')!r}\n"
+        f"CONFIG = {str(ROOT / 'config' / 'config.yaml')!r}\n" + textwrap.dedent(DRIVER)
+    )
     proc = subprocess.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=tmp_path
     )

@@ -24,8 +24,13 @@ def _schema() -> dict[str, Any]:
 
 
 def config_schema() -> dict[str, Any]:
-    """The config's JSON schema (parsed once; each caller gets its own copy)."""
-    return copy.deepcopy(_schema())
+    """The config's JSON schema (parsed once; each caller gets its own copy), with each
+    registered benchmark's section schema, so adding a benchmark package edits no schema."""
+    schema = copy.deepcopy(_schema())
+    schema["properties"]["benchmarks"]["properties"] = {
+        name: copy.deepcopy(dict(spec.config_schema)) for name, spec in BENCHMARKS.items()
+    }
+    return schema
 
 
 def _odd_key(value: Any, path: tuple[str, ...] = ()) -> tuple[str, Any] | None:
@@ -97,12 +102,10 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
                 f"duplicate import name {name!r}", path=source, field=f"imports.{i}.name"
             )
     _check_feedback(config, source)
-    if "arithmetic" in config["benchmarks"]:
-        b = config["benchmarks"]["arithmetic"]
-        if b["min_ops"] > b["max_ops"]:
-            raise WhowhenError(
-                "min_ops is larger than max_ops", path=source, field="benchmarks.arithmetic.min_ops"
-            )
+    for name, section in config["benchmarks"].items():
+        if name in BENCHMARKS and "file" not in section:
+            for key, message in BENCHMARKS[name].check_config(section):
+                raise WhowhenError(message, path=source, field=f"benchmarks.{name}.{key}")
     return config
 
 

@@ -25,6 +25,24 @@ Operator = Callable[..., Action | None]
 need context (the last observation, a proposed answer) take it as a third argument."""
 
 
+DEFAULT_CONFIG_SCHEMA: dict[str, Any] = {
+    "description": "A built-in benchmark; n_tasks tasks are generated (or drawn) from the seed.",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["n_tasks"],
+    "properties": {"n_tasks": {"type": "integer", "minimum": 1, "maximum": 100000}},
+}
+"""The config section of a benchmark that only needs `n_tasks`."""
+
+ConfigCheck = Callable[[Mapping[str, Any]], list[tuple[str, str]]]
+"""A benchmark's checks of its (schema-valid, defaults filled) config section that a schema
+cannot express: (key, message) per problem."""
+
+
+def _no_config_check(cfg: Mapping[str, Any]) -> list[tuple[str, str]]:
+    return []
+
+
 @dataclass(frozen=True)
 class Benchmark:
     """Everything the pipeline needs of one benchmark, in one record.
@@ -32,7 +50,8 @@ class Benchmark:
     `policies` (system -> scripted reference policy class), `operators` (taxonomy mode ->
     error operator for this benchmark's own tools and messages) and `prompts` (system ->
     agent -> role prompt for an LLM playing it) are empty for a benchmark that has no
-    scripted agents (e.g. a dataset file)."""
+    scripted agents (e.g. a dataset file). `config_schema` is the JSON Schema of its config
+    section, `check_config` what a schema cannot check."""
 
     name: str
     modality: str
@@ -43,12 +62,15 @@ class Benchmark:
     policies: Mapping[str, type] = field(default_factory=dict)
     operators: Mapping[str, Operator | tuple[Operator, ...]] = field(default_factory=dict)
     prompts: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    config_schema: Mapping[str, Any] = field(default_factory=lambda: DEFAULT_CONFIG_SCHEMA)
+    check_config: ConfigCheck = _no_config_check
 
     @classmethod
     def from_modules(cls, tasks: ModuleType, env: ModuleType, *agents: ModuleType) -> Benchmark:
         """The record of a package laid out the usual way: `tasks` (BENCHMARK, MODALITY,
-        CATEGORY, make_tasks), `env` (Env, TOOL_SPECS) and the modules holding POLICIES,
-        OPERATORS and PROMPTS (each may be absent)."""
+        CATEGORY, make_tasks, and optionally CONFIG_SCHEMA and check_config), `env` (Env,
+        TOOL_SPECS) and the modules holding POLICIES, OPERATORS and PROMPTS (each may be
+        absent)."""
 
         def table(name: str) -> dict[str, Any]:
             return next((getattr(m, name) for m in agents if hasattr(m, name)), {})
@@ -63,6 +85,8 @@ class Benchmark:
             table("POLICIES"),
             table("OPERATORS"),
             table("PROMPTS"),
+            getattr(tasks, "CONFIG_SCHEMA", DEFAULT_CONFIG_SCHEMA),
+            getattr(tasks, "check_config", _no_config_check),
         )
 
 

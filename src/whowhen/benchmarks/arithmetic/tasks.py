@@ -10,13 +10,34 @@ from __future__ import annotations
 import operator
 import random
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from whowhen.schema import stable_id
 
 BENCHMARK = "arithmetic"
 MODALITY = "text"
 CATEGORY = "stem"
+CONFIG_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["n_tasks"],
+    "properties": {
+        "n_tasks": {"type": "integer", "minimum": 1, "maximum": 100000},
+        "min_ops": {"type": "integer", "minimum": 1, "maximum": 20, "default": 3},
+        "max_ops": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
+    },
+}
+"""JSON Schema of this benchmark's section under `benchmarks:` in the config."""
+
+
+def check_config(cfg: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What the schema cannot say: the operation counts must make a range."""
+    if cfg["min_ops"] > cfg["max_ops"]:
+        return [("min_ops", "min_ops is larger than max_ops")]
+    return []
+
 
 NAMES = ("Ava", "Ben", "Chloe", "Dev", "Elif", "Femi", "Grace", "Hiro", "Ines", "Jon")
 ITEMS = ("apples", "stickers", "marbles", "coins", "books", "shells", "cards", "pencils")

@@ -22,6 +22,16 @@ from whowhen.schema import stable_id
 BENCHMARK = "chart_qa"
 MODALITY = "image"
 CATEGORY = "chart_qa"
+CONFIG_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["n_tasks"],
+    "properties": {
+        "n_tasks": {"type": "integer", "minimum": 1, "maximum": 100000},
+        "ymax": {"type": "integer", "minimum": 20, "maximum": 200, "default": 100},
+    },
+}
+"""JSON Schema of this benchmark's section under `benchmarks:` in the config."""
 CITIES = (
     "Porto",
     "Lyon",

@@ -36,6 +36,17 @@ from whowhen.schema import stable_id
 BENCHMARK = "event_timing"
 MODALITY = "video"
 CATEGORY = "video_understanding"
+CONFIG_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["n_tasks"],
+    "properties": {
+        "n_tasks": {"type": "integer", "minimum": 1, "maximum": 100000},
+        "n_frames": {"type": "integer", "minimum": 12, "maximum": 60, "default": 25},
+        "size": {"type": "integer", "minimum": 64, "maximum": 256, "default": 96},
+    },
+}
+"""JSON Schema of this benchmark's section under `benchmarks:` in the config."""
 N_FRAMES = 25
 KINDS = ("enter", "first", "cross")
 COARSE = 4

@@ -29,6 +29,21 @@ from whowhen.schema import stable_id
 BENCHMARK = "humaneval"
 MODALITY = "text"
 CATEGORY = "coding"
+CONFIG_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["n_tasks"],
+    "properties": {
+        "n_tasks": {"type": "integer", "minimum": 1, "maximum": 164},
+        "subset": {
+            "enum": ["seeded", "first"],
+            "default": "seeded",
+            "description": "seeded = a seeded shuffle of the 164 "
+            "problems; first = HumanEval/0..n-1",
+        },
+    },
+}
+"""JSON Schema of this benchmark's section under `benchmarks:` in the config."""
 EXAMPLES_MARKER = "# --- check the docstring examples ---"
 SUMMARY = re.compile(r"^(\d+)/(\d+) examples passed\.$", re.M)
 

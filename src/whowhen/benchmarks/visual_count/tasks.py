@@ -22,6 +22,17 @@ from whowhen.schema import stable_id
 BENCHMARK = "visual_count"
 MODALITY = "image"
 CATEGORY = "visual_perception"
+CONFIG_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["n_tasks"],
+    "properties": {
+        "n_tasks": {"type": "integer", "minimum": 1, "maximum": 100000},
+        "min_objects": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
+        "max_objects": {"type": "integer", "minimum": 1, "maximum": 20, "default": 15},
+    },
+}
+"""JSON Schema of this benchmark's section under `benchmarks:` in the config."""
 SIZE = 160
 GAP = 4
 PALETTE: dict[str, tuple[int, int, int]] = {
