@@ -50,8 +50,9 @@ class Benchmark:
     `policies` (system -> scripted reference policy class), `operators` (taxonomy mode ->
     error operator for this benchmark's own tools and messages) and `prompts` (system ->
     agent -> role prompt for an LLM playing it) are empty for a benchmark that has no
-    scripted agents (e.g. a dataset file). `config_schema` is the JSON Schema of its config
-    section, `check_config` what a schema cannot check."""
+    scripted agents (e.g. a dataset file). `coverage` (system -> the modes its operators
+    must cover there) is what tests hold the operators to; `config_schema` is the JSON Schema
+    of its config section, `check_config` what a schema cannot check."""
 
     name: str
     modality: str
@@ -62,6 +63,7 @@ class Benchmark:
     policies: Mapping[str, type] = field(default_factory=dict)
     operators: Mapping[str, Operator | tuple[Operator, ...]] = field(default_factory=dict)
     prompts: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    coverage: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     config_schema: Mapping[str, Any] = field(default_factory=lambda: DEFAULT_CONFIG_SCHEMA)
     check_config: ConfigCheck = _no_config_check
 
@@ -85,6 +87,7 @@ class Benchmark:
             table("POLICIES"),
             table("OPERATORS"),
             table("PROMPTS"),
+            table("COVERAGE"),
             getattr(tasks, "CONFIG_SCHEMA", DEFAULT_CONFIG_SCHEMA),
             getattr(tasks, "check_config", _no_config_check),
         )

@@ -210,3 +210,29 @@ OPERATORS: dict[str, Operator | tuple[Operator, ...]] = {
 calculator steps and, read back as a calculation, on code-as-action steps
 (`print(<total> <op> <n>)`); and the planning, hand-off and verification slips of these
 policies."""
+
+COVERAGE: dict[str, tuple[str, ...]] = {
+    "react": (
+        "reasoning.wrong_operand",
+        "reasoning.wrong_operator",
+        "action.wrong_tool_argument",
+        "planning.premature_finish",
+        "planning.wrong_subgoal",
+    ),
+    "code_act": (
+        "reasoning.wrong_operand",
+        "reasoning.wrong_operator",
+        "action.wrong_tool_argument",
+        "planning.premature_finish",
+    ),
+    "solver_verifier": (
+        "reasoning.wrong_operand",
+        "action.wrong_tool_argument",
+        "coordination.distorted_handoff",
+        "verification.false_approval",
+        "coordination.ignored_message",
+    ),
+}
+"""System -> the taxonomy modes these operators must cover on that system: every mode that
+is meaningful for its action types (tests/test_operator_coverage.py checks each one has a
+valid replacement that changes an outcome)."""

@@ -245,3 +245,22 @@ OPERATORS = {
     "verification.false_approval": false_approval,
 }
 """Taxonomy mode -> operator for chart QA's calculator, final_answer and messages."""
+
+COVERAGE: dict[str, tuple[str, ...]] = {
+    "react": (
+        "perception.misread_value",
+        "perception.misidentified_object",
+        "reasoning.wrong_operator",
+        "planning.premature_finish",
+        "action.wrong_tool_argument",
+    ),
+    "orchestrator": (
+        "perception.misread_value",
+        "coordination.distorted_handoff",
+        "reasoning.wrong_operator",
+        "verification.false_approval",
+    ),
+}
+"""System -> the taxonomy modes these operators must cover on that system: every mode that
+is meaningful for its action types (tests/test_operator_coverage.py checks each one has a
+valid replacement that changes an outcome)."""

@@ -256,3 +256,21 @@ OPERATORS = {
     "verification.false_approval": false_approval,
 }
 """Taxonomy mode -> operator for this benchmark's messages, reads, searches and answers."""
+
+COVERAGE: dict[str, tuple[str, ...]] = {
+    "react": (
+        "action.wrong_tool_argument",
+        "planning.wrong_subgoal",
+        "planning.premature_finish",
+        "perception.misidentified_object",
+    ),
+    "orchestrator": (
+        "coordination.distorted_handoff",
+        "planning.wrong_subgoal",
+        "planning.premature_finish",
+        "perception.misidentified_object",
+    ),
+}
+"""System -> the taxonomy modes these operators must cover on that system: every mode that
+is meaningful for its action types (tests/test_operator_coverage.py checks each one has a
+valid replacement that changes an outcome)."""

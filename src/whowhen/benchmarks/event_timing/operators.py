@@ -259,3 +259,22 @@ OPERATORS = {
     "verification.false_approval": false_approval,
 }
 """Taxonomy mode -> operator for sample_frames, detect_objects, final_answer and messages."""
+
+COVERAGE: dict[str, tuple[str, ...]] = {
+    "react": (
+        "perception.misidentified_object",
+        "action.wrong_tool_argument",
+        "planning.wrong_subgoal",
+        "planning.premature_finish",
+        "reasoning.miscount",
+    ),
+    "orchestrator": (
+        "perception.misidentified_object",
+        "coordination.distorted_handoff",
+        "planning.wrong_subgoal",
+        "verification.false_approval",
+    ),
+}
+"""System -> the taxonomy modes these operators must cover on that system: every mode that
+is meaningful for its action types (tests/test_operator_coverage.py checks each one has a
+valid replacement that changes an outcome)."""

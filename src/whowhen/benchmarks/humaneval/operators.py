@@ -114,3 +114,18 @@ OPERATORS = {
     "action.wrong_tool_argument": wrong_tool_argument,
 }
 """Taxonomy mode -> operator for this benchmark's code actions and pipeline messages."""
+
+COVERAGE: dict[str, tuple[str, ...]] = {
+    "code_act": (
+        "reasoning.logic_bug",
+        "planning.premature_finish",
+    ),
+    "pipeline": (
+        "reasoning.logic_bug",
+        "action.wrong_tool_argument",
+        "verification.false_approval",
+    ),
+}
+"""System -> the taxonomy modes these operators must cover on that system: every mode that
+is meaningful for its action types (tests/test_operator_coverage.py checks each one has a
+valid replacement that changes an outcome)."""

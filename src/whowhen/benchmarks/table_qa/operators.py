@@ -161,3 +161,22 @@ OPERATORS: dict[str, Operator] = {
 }
 """Taxonomy mode -> operator for this benchmark's queries (a wrong month, aggregate or
 filter), answers and messages."""
+
+COVERAGE: dict[str, tuple[str, ...]] = {
+    "react": (
+        "reasoning.wrong_operand",
+        "reasoning.wrong_operator",
+        "action.wrong_tool_argument",
+        "planning.wrong_subgoal",
+        "perception.misread_value",
+    ),
+    "solver_verifier": (
+        "reasoning.wrong_operand",
+        "action.wrong_tool_argument",
+        "coordination.distorted_handoff",
+        "verification.false_approval",
+    ),
+}
+"""System -> the taxonomy modes these operators must cover on that system: every mode that
+is meaningful for its action types (tests/test_operator_coverage.py checks each one has a
+valid replacement that changes an outcome)."""

@@ -45,3 +45,14 @@ OPERATORS = {
     "perception.misidentified_object": misidentified_object,
 }
 """Taxonomy mode -> operator for this benchmark's answer step."""
+
+COVERAGE: dict[str, tuple[str, ...]] = {
+    "react": (
+        "reasoning.miscount",
+        "perception.misidentified_object",
+        "action.wrong_tool_argument",
+    ),
+}
+"""System -> the taxonomy modes these operators must cover on that system: every mode that
+is meaningful for its action types (tests/test_operator_coverage.py checks each one has a
+valid replacement that changes an outcome)."""

@@ -170,3 +170,23 @@ OPERATORS = {
 }
 """Taxonomy mode -> operator for this benchmark's search, click, select_option, add_to_cart,
 checkout and the agents' messages."""
+
+COVERAGE: dict[str, tuple[str, ...]] = {
+    "react": (
+        "action.wrong_tool_argument",
+        "action.wrong_tool",
+        "planning.premature_finish",
+        "planning.wrong_subgoal",
+        "perception.misidentified_object",
+    ),
+    "orchestrator": (
+        "action.wrong_tool_argument",
+        "action.wrong_tool",
+        "perception.misidentified_object",
+        "coordination.distorted_handoff",
+        "verification.false_approval",
+    ),
+}
+"""System -> the taxonomy modes these operators must cover on that system: every mode that
+is meaningful for its action types (tests/test_operator_coverage.py checks each one has a
+valid replacement that changes an outcome)."""
