@@ -10,7 +10,7 @@ import polars as pl
 from whowhen.injection.operators import random_slip
 from whowhen.media import media_root
 from whowhen.registry import LLM_SYSTEMS, agent_client, get_benchmark, make_system
-from whowhen.runtime import run_episode
+from whowhen.runtime import AgentSystem, run_episode
 from whowhen.runtime.records import run_row, step_rows
 from whowhen.schema import RUNS, SLIPS, STEPS, stable_id, to_arrow, write_table
 
@@ -64,21 +64,39 @@ def run_rollouts(
             )
         )
         steps += step_rows(episode, run_id)
-        slips += [
-            {
-                "run_id": run_id,
-                "benchmark": benchmark,
-                "system": system,
-                "step": slip.step,
-                "agent": slip.original.actor,
-                "mode": slip.mode,
-                "original_action": slip.original.to_json(),
-                "slipped_action": slip.slipped.to_json(),
-            }
-            for slip in getattr(agent, "slips", ())
-        ]
+        slips += _slip_rows(agent, run_id, benchmark, system)
         if i % 50 == 0 or i == len(tasks):
             log.info("rollouts %s/%s: %d/%d tasks", benchmark, system, i, len(tasks))
+    return _rollout_tables(runs, steps, slips, benchmark, system)
+
+
+def _slip_rows(
+    agent: AgentSystem, run_id: str, benchmark: str, system: str
+) -> list[dict[str, Any]]:
+    """The SLIPS rows of one rollout: every slip the agent's slip model made."""
+    return [
+        {
+            "run_id": run_id,
+            "benchmark": benchmark,
+            "system": system,
+            "step": slip.step,
+            "agent": slip.original.actor,
+            "mode": slip.mode,
+            "original_action": slip.original.to_json(),
+            "slipped_action": slip.slipped.to_json(),
+        }
+        for slip in getattr(agent, "slips", ())
+    ]
+
+
+def _rollout_tables(
+    runs: list[dict[str, Any]],
+    steps: list[dict[str, Any]],
+    slips: list[dict[str, Any]],
+    benchmark: str,
+    system: str,
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The collected rows as validated (runs, steps, slips) tables; logs the success count."""
     runs_df = pl.from_arrow(to_arrow(runs, RUNS))
     log.info(
         "rollouts %s/%s: %d runs, %d successful",

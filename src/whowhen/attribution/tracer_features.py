@@ -107,27 +107,14 @@ def run_features(
         return [], [], []
     n = len(cands)
     first_agent = cands[0]["actor"]
-    sigs = signals(steps)
-    blamed = {s.blamed for s in sigs}
-    first_blamed = sigs[0].blamed if sigs else None
-    cand_frame = steps.filter(
-        (pl.col("kind") != "observation") & pl.col("step").is_in([c["step"] for c in cands])
-    )
-    pick = error_signal_detail(cand_frame, steps)
-    pick_step = pick[1] if pick else None
-    error_steps = [s.at for s in sigs if s.kind != "ungrounded_value"]
+    blamed, first_blamed, pick_step, error_steps = _error_signals(steps, cands)
     dense, tokens = [], []
     by_index = {r["step"]: i for i, r in enumerate(rows)}
     prev_actor = None
     for i, c in enumerate(cands):
         k = by_index[c["step"]]
         before = set().union(*(_nums(r) for r in rows[:k])) if k else set()
-        following = []
-        for r in rows[k + 1 :]:
-            if is_agent(r["kind"], r["actor"]):
-                break
-            following.append(r["content"] or "")
-        next_obs = "\n".join(following)
+        next_obs = _next_observation(rows, k)
         mine = _nums(c)
         new = {v for v in mine - before if v not in ("0", "1")}
         later = set().union(*(_nums(r) for r in rows[k + 1 :] if is_agent(r["kind"], r["actor"])))
@@ -160,6 +147,33 @@ def run_features(
         dense.append(d)
         tokens.append(_tokens(c, system, role, rel))
     return dense, tokens, cands
+
+
+def _error_signals(
+    steps: pl.DataFrame, cands: list[dict]
+) -> tuple[set[int], int | None, int | None, list[int]]:
+    """What the log-reading heuristics say about one run: (steps any signal blames, the step
+    the first signal blames, the error-signal attributor's pick, steps showing an error)."""
+    sigs = signals(steps)
+    blamed = {s.blamed for s in sigs}
+    first_blamed = sigs[0].blamed if sigs else None
+    cand_frame = steps.filter(
+        (pl.col("kind") != "observation") & pl.col("step").is_in([c["step"] for c in cands])
+    )
+    pick = error_signal_detail(cand_frame, steps)
+    pick_step = pick[1] if pick else None
+    error_steps = [s.at for s in sigs if s.kind != "ungrounded_value"]
+    return blamed, first_blamed, pick_step, error_steps
+
+
+def _next_observation(rows: list[dict], k: int) -> str:
+    """The content of the non-agent steps right after row k, up to the next agent step."""
+    following = []
+    for r in rows[k + 1 :]:
+        if is_agent(r["kind"], r["actor"]):
+            break
+        following.append(r["content"] or "")
+    return "\n".join(following)
 
 
 def _nums(row: dict) -> set[str]:

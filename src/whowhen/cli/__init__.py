@@ -34,6 +34,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"whowhen {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    _add_import_parser(sub)
+    _add_export_parser(sub)
+    _add_export_training_parser(sub)
+    _add_review_parser(sub)
+    _add_attribute_parser(sub)
+    _add_score_parser(sub)
+    _add_show_parser(sub)
+    _add_config_parsers(sub)
+    return parser
+
+
+def _add_import_parser(sub: argparse._SubParsersAction) -> None:
+    """The `import` command: the Who&When benchmark, or your own JSONL/Parquet logs."""
     imp = sub.add_parser("import", help="import trajectories into runs/steps/labels tables")
     isub = imp.add_subparsers(dest="format", required=True, metavar="FORMAT")
     p = isub.add_parser("who-and-when", help="the Who&When benchmark's JSON files")
@@ -58,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
         _import_options(p)
     imp.set_defaults(func=commands.import_cmd)
 
+
+def _add_export_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="write a dataset as Who&When-format JSON files")
     p.add_argument("data", metavar="OUT", help="dataset folder (runs/steps/labels.parquet)")
     p.add_argument("-o", "--out", required=True, metavar="DIR")
@@ -69,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=commands.export_cmd)
 
+
+def _add_export_training_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "export-training",
         help="write the train split as SFT and RL (GRPO) JSONL for fine-tuning an attributor",
@@ -100,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-step-chars", type=int, default=2000, help="as the attributor's")
     p.set_defaults(func=commands.export_training_cmd)
 
+
+def _add_review_parser(sub: argparse._SubParsersAction) -> None:
+    """`review export` and `review import`: the human-validation round trip."""
     review = sub.add_parser("review", help="human validation of labels").add_subparsers(
         dest="review_command", required=True
     )
@@ -114,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--out", metavar="agreement.json")
     p.set_defaults(func=commands.review_import_cmd)
 
+
+def _add_attribute_parser(sub: argparse._SubParsersAction) -> None:
+    """`attribute`, with the options only the LLM protocols take in their own group."""
     p = sub.add_parser("attribute", help="run one attributor over a dataset")
     p.add_argument("data", metavar="OUT", help="dataset folder (runs/steps/labels.parquet)")
     p.add_argument(
@@ -163,6 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--batch-poll", type=float, default=30.0, metavar="SECONDS")
     p.set_defaults(func=commands.attribute_cmd)
 
+
+def _add_score_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("score", help="score every attributor run on a dataset")
     p.add_argument("data", metavar="OUT", help="dataset folder with predictions/")
     p.add_argument("--tolerance", type=int, default=3, help="also report step within ±K")
@@ -176,6 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="PATH", help="where to write scores (default OUT/scores.json)")
     p.set_defaults(func=commands.score_cmd)
 
+
+def _add_show_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("show", help="print one trajectory with gold and predicted steps")
     p.add_argument("run_id", metavar="RUN_ID", help="a run id, or a unique prefix of one")
     p.add_argument(
@@ -186,6 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=commands.show_cmd)
 
+
+def _add_config_parsers(sub: argparse._SubParsersAction) -> None:
+    """The maintenance commands: `check-config` and `dvc-yaml`."""
     p = sub.add_parser("check-config", help="validate a pipeline config file")
     p.add_argument("path", nargs="?", default="config/config.yaml")
     p.set_defaults(func=commands.check_config_cmd)
@@ -193,7 +223,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("dvc-yaml", help="regenerate dvc.yaml from the Snakemake workflow")
     p.add_argument("--check", action="store_true", help="only check it is up to date")
     p.set_defaults(func=commands.dvc_yaml_cmd)
-    return parser
 
 
 def _import_options(p: argparse.ArgumentParser) -> None:

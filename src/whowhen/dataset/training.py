@@ -28,6 +28,7 @@ from whowhen.attribution.llm import LLMAttributor, build_request
 from whowhen.attribution.reward import DEFAULT_AGENT_WEIGHT, DEFAULT_SIGMA, FORMULA, check_params
 from whowhen.errors import WhowhenError
 from whowhen.io import atomic_path, write_json
+from whowhen.models import ChatRequest
 from whowhen.schema import LABELS, RUNS, STEPS, read_table
 from whowhen.taxonomy import load_taxonomy
 
@@ -70,13 +71,7 @@ def training_items(
     modes = modes or []
     mode_ids = list(modes)
     definitions = definitions or (modes if isinstance(modes, dict) else {})
-    splits = _splits(include_dev)
-    chosen = labels.filter(pl.col("split").is_in(splits)).join(
-        runs, on="run_id", how="inner", suffix="_run"
-    )
-    order = {s: i for i, s in enumerate(splits)}
-    rows = sorted(chosen.iter_rows(named=True), key=lambda r: (order[r["split"]], r["run_id"]))
-    wanted = chosen["run_id"].unique().to_list()
+    rows, wanted = _labelled_rows(runs, labels, _splits(include_dev))
     mine = steps.filter(pl.col("run_id").is_in(wanted))
     by_run = {k[0]: f for k, f in mine.group_by("run_id")}
     cands = agent_steps(mine)
@@ -98,24 +93,47 @@ def training_items(
             )
             continue
         request = build_request(attributor, row, by_run.get(run_id, steps.clear()), agents, modes)
-        mode = row["mode"] if row["mode"] and (not mode_ids or row["mode"] in mode_ids) else None
-        items.append(
-            {
-                "run_id": run_id,
-                "split": row["split"],
-                "benchmark": row["benchmark"],
-                "system": row["system"],
-                "prompt": [{"role": m.role, "content": m.joined_text()} for m in request.messages],
-                "agents": agents,
-                "steps": cand_steps,
-                "gold_agent": row["decisive_agent"],
-                "gold_step": row["decisive_step"],
-                "gold_mode": mode,
-                "gold_reason": row["reason"]
-                or gold_reason(row["decisive_agent"], row["decisive_step"], mode, definitions),
-            }
-        )
+        items.append(_item(row, request, agents, cand_steps, mode_ids, definitions))
     return items, skipped
+
+
+def _labelled_rows(
+    runs: pl.DataFrame, labels: pl.DataFrame, splits: tuple[str, ...]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """(label rows joined with their runs, ordered by split then run_id; their run ids)."""
+    chosen = labels.filter(pl.col("split").is_in(splits)).join(
+        runs, on="run_id", how="inner", suffix="_run"
+    )
+    order = {s: i for i, s in enumerate(splits)}
+    rows = sorted(chosen.iter_rows(named=True), key=lambda r: (order[r["split"]], r["run_id"]))
+    return rows, chosen["run_id"].unique().to_list()
+
+
+def _item(
+    row: dict[str, Any],
+    request: ChatRequest,
+    agents: list[str],
+    cand_steps: list[int],
+    mode_ids: list[str],
+    definitions: dict[str, str],
+) -> dict[str, Any]:
+    """One training item: the prompt's messages and the gold target; a mode outside the
+    prompt's list is dropped (the model could never answer it)."""
+    mode = row["mode"] if row["mode"] and (not mode_ids or row["mode"] in mode_ids) else None
+    return {
+        "run_id": row["run_id"],
+        "split": row["split"],
+        "benchmark": row["benchmark"],
+        "system": row["system"],
+        "prompt": [{"role": m.role, "content": m.joined_text()} for m in request.messages],
+        "agents": agents,
+        "steps": cand_steps,
+        "gold_agent": row["decisive_agent"],
+        "gold_step": row["decisive_step"],
+        "gold_mode": mode,
+        "gold_reason": row["reason"]
+        or gold_reason(row["decisive_agent"], row["decisive_step"], mode, definitions),
+    }
 
 
 def gold_answer(item: dict[str, Any]) -> str:

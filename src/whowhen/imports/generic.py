@@ -112,6 +112,16 @@ def read_records(path: Path, fmt: str, result: ImportResult) -> list[tuple[str, 
     return records
 
 
+def _need(fields: dict[str, str], column: str, value: Any) -> Any:
+    """`value`, or an error naming the source field the column is mapped from."""
+    if value is None or value == "":
+        raise WhowhenError(
+            f"missing value (mapped from '{fields.get(column)}')",
+            field=fields.get(column) or column,
+        )
+    return value
+
+
 def _trajectory(
     name: str,
     run: dict[str, Any],
@@ -120,58 +130,13 @@ def _trajectory(
     dataset: str,
 ) -> tuple[dict, list[dict], dict]:
     """Map one trajectory to (run, steps, label) rows; raises naming the field."""
-
-    def need(column: str, value: Any) -> Any:
-        if value is None or value == "":
-            raise WhowhenError(
-                f"missing value (mapped from '{fields.get(column)}')",
-                field=fields.get(column) or column,
-            )
-        return value
-
-    source_id = str(need("run_id", _get(run, fields.get("run_id"))))
+    source_id = str(_need(fields, "run_id", _get(run, fields.get("run_id"))))
     run_id = stable_id("imported", dataset, source_id)
-    rows = []
-    for i, step in enumerate(steps):
-        content = _get(step, fields.get("content"))
-        if not isinstance(content, str):
-            raise WhowhenError(
-                "step content must be text", field=f"step {i}: {fields.get('content')}"
-            )
-        role = _get(step, fields.get("role"))
-        actor = _get(step, fields.get("actor")) or (agent_of_role(str(role)) if role else None)
-        kind = _get(step, fields.get("kind")) or "message"
-        if kind not in STEP_KINDS:
-            raise WhowhenError(
-                f"kind {kind!r} is not one of {', '.join(STEP_KINDS)}",
-                field=f"step {i}: {fields.get('kind')}",
-            )
-        rows.append(
-            step_row(
-                run_id,
-                i,
-                str(need("actor", actor)),
-                content,
-                role=None if role is None else str(role),
-                kind=kind,
-                tool=_text(_get(step, fields.get("tool"))),
-                tool_args=_text(_get(step, fields.get("tool_args"))),
-            )
-        )
+    rows = _step_rows(run_id, steps, fields)
     if not rows:
         raise WhowhenError("trajectory has no steps", field=fields.get("history", "history"))
-    agent = str(need("decisive_agent", _get(run, fields.get("decisive_agent"))))
-    raw = need("decisive_step", _get(run, fields.get("decisive_step")))
-    try:
-        step_index = int(str(raw).strip())
-    except ValueError:
-        raise WhowhenError(
-            f"{raw!r} is not a step index", field=fields.get("decisive_step")
-        ) from None
-    if not 0 <= step_index < len(rows):
-        raise WhowhenError(
-            f"step {step_index} out of range ({len(rows)} steps)", field=fields.get("decisive_step")
-        )
+    agent = str(_need(fields, "decisive_agent", _get(run, fields.get("decisive_agent"))))
+    step_index = _decisive_step(run, fields, len(rows))
     text = {c: _get(run, fields.get(c)) for c in RUN_FIELDS}
     run_row = base_run(
         run_id,
@@ -194,6 +159,56 @@ def _trajectory(
         category=_text(text["category"]),
     )
     return run_row, rows, label
+
+
+def _step_rows(
+    run_id: str, steps: list[dict[str, Any]], fields: dict[str, str]
+) -> list[dict[str, Any]]:
+    """One trajectory's steps as STEPS rows; raises naming the step and the field."""
+    rows = []
+    for i, step in enumerate(steps):
+        content = _get(step, fields.get("content"))
+        if not isinstance(content, str):
+            raise WhowhenError(
+                "step content must be text", field=f"step {i}: {fields.get('content')}"
+            )
+        role = _get(step, fields.get("role"))
+        actor = _get(step, fields.get("actor")) or (agent_of_role(str(role)) if role else None)
+        kind = _get(step, fields.get("kind")) or "message"
+        if kind not in STEP_KINDS:
+            raise WhowhenError(
+                f"kind {kind!r} is not one of {', '.join(STEP_KINDS)}",
+                field=f"step {i}: {fields.get('kind')}",
+            )
+        rows.append(
+            step_row(
+                run_id,
+                i,
+                str(_need(fields, "actor", actor)),
+                content,
+                role=None if role is None else str(role),
+                kind=kind,
+                tool=_text(_get(step, fields.get("tool"))),
+                tool_args=_text(_get(step, fields.get("tool_args"))),
+            )
+        )
+    return rows
+
+
+def _decisive_step(run: dict[str, Any], fields: dict[str, str], n_steps: int) -> int:
+    """The label's step index, checked to be an integer within the trajectory."""
+    raw = _need(fields, "decisive_step", _get(run, fields.get("decisive_step")))
+    try:
+        step_index = int(str(raw).strip())
+    except ValueError:
+        raise WhowhenError(
+            f"{raw!r} is not a step index", field=fields.get("decisive_step")
+        ) from None
+    if not 0 <= step_index < n_steps:
+        raise WhowhenError(
+            f"step {step_index} out of range ({n_steps} steps)", field=fields.get("decisive_step")
+        )
+    return step_index
 
 
 def import_generic(

@@ -25,6 +25,9 @@ def _action(row: dict[str, Any]) -> Action:
 Generator = Callable[[Action, Mode, list[dict[str, Any]], random.Random], Action | None]
 """(original action, mode, the steps before it, rng) -> a replacement, or None if it cannot."""
 
+_StepOptions = dict[int, list[tuple[dict[str, Any], Mode]]]
+"""{step: [(candidate step row, mode), ...]}: the (step, mode) pairs one run may get."""
+
 
 def programmatic(
     original: Action, mode: Mode, context: list[dict[str, Any]], rng: random.Random
@@ -72,72 +75,124 @@ def plan_injections(
     rows: list[dict[str, Any]] = []
     for run in runs.filter(pl.col("success")).sort("run_id").iter_rows(named=True):
         rng = random.Random(f"{seed}:{run['run_id']}")
-        options = [
-            (s, m)
-            for s in cands.filter(pl.col("run_id") == run["run_id"]).iter_rows(named=True)
-            for m in enabled
-            if s["action_type"] in m.action_types
-        ]
-        rng.shuffle(options)
-        # choose step first, then mode, so steps with many modes are not over-sampled
-        by_step: dict[int, list[tuple[dict[str, Any], Any]]] = {}
-        for s, m in options:
-            by_step.setdefault(s["step"], []).append((s, m))
-        chosen = 0
+        by_step = _options_by_step(cands.filter(pl.col("run_id") == run["run_id"]), enabled, rng)
         step_order = sorted(by_step)
         rng.shuffle(step_order)
-        agent_steps = sorted(
-            steps.filter(
-                (pl.col("run_id") == run["run_id"])
-                & pl.col("kind").is_in(["action", "message"])
-                & ~pl.col("actor").is_in(NON_AGENT_ACTORS)
-            )["step"]
-        )
-        selection = (
-            step_selection.get(run["benchmark"], "uniform")
-            if isinstance(step_selection, dict)
-            else step_selection
-        )
-        if selection == "stratified":
+        agent_steps = _agent_steps(steps, run["run_id"])
+        if _selection(step_selection, run["benchmark"]) == "stratified":
             step_order = stratified_order(step_order, agent_steps, rng)
         pair = (weights or {}).get((run["benchmark"], run["system"]), {})
-        for step in step_order:  # weighted order without replacement (Efraimidis-Spirakis)
-            keys = {m.id: rng.random() ** (1.0 / pair.get(m.id, 1.0)) for _, m in by_step[step]}
-            by_step[step].sort(key=lambda sm, keys=keys: -keys[sm[1].id])
-        for step in step_order:
-            if chosen >= per_run:
-                break
-            for s, mode in by_step[step]:
-                original = _action(s)
-                context = (
-                    steps.filter((pl.col("run_id") == run["run_id"]) & (pl.col("step") < step))
-                    .sort("step")
-                    .to_dicts()
-                )
-                replacement = generator(original, mode, context, rng)
-                if replacement is None or replacement == original:
-                    continue
-                rows.append(
-                    {
-                        "injection_id": stable_id(
-                            run["run_id"], step, mode.id, replacement.to_json()
-                        ),
-                        "parent_run_id": run["run_id"],
-                        "benchmark": run["benchmark"],
-                        "system": run["system"],
-                        "step": step,
-                        "agent": original.actor,
-                        "action_type": original.tool or "message",
-                        "position": position(step, agent_steps),
-                        "mode": mode.id,
-                        "category": mode.category,
-                        "original_action": original.to_json(),
-                        "replacement_action": replacement.to_json(),
-                    }
-                )
-                chosen += 1
-                break
+        _order_modes(by_step, step_order, pair, rng)
+        rows += _choose_injections(
+            run, steps, by_step, step_order, agent_steps, per_run, generator, rng
+        )
     return pl.from_arrow(to_arrow(rows, INJECTIONS))
+
+
+def _options_by_step(
+    run_cands: pl.DataFrame, enabled: list[Mode], rng: random.Random
+) -> _StepOptions:
+    """Every (candidate step, applicable mode) pair of one run, shuffled, grouped by step."""
+    options = [
+        (s, m)
+        for s in run_cands.iter_rows(named=True)
+        for m in enabled
+        if s["action_type"] in m.action_types
+    ]
+    rng.shuffle(options)
+    # choose step first, then mode, so steps with many modes are not over-sampled
+    by_step: _StepOptions = {}
+    for s, m in options:
+        by_step.setdefault(s["step"], []).append((s, m))
+    return by_step
+
+
+def _agent_steps(steps: pl.DataFrame, run_id: str) -> list[int]:
+    """The run's agent steps (actions and messages), sorted: what `position` divides."""
+    return sorted(
+        steps.filter(
+            (pl.col("run_id") == run_id)
+            & pl.col("kind").is_in(["action", "message"])
+            & ~pl.col("actor").is_in(NON_AGENT_ACTORS)
+        )["step"]
+    )
+
+
+def _selection(step_selection: str | dict[str, str], benchmark: str) -> str:
+    """The step selection for this benchmark (a dict gives it per benchmark)."""
+    return (
+        step_selection.get(benchmark, "uniform")
+        if isinstance(step_selection, dict)
+        else step_selection
+    )
+
+
+def _order_modes(
+    by_step: _StepOptions, step_order: list[int], pair: dict[str, float], rng: random.Random
+) -> None:
+    """Sort each step's modes in place, weighted by `pair`; one draw per mode, steps taken in
+    `step_order` (the order of the draws is part of the plan)."""
+    for step in step_order:  # weighted order without replacement (Efraimidis-Spirakis)
+        keys = {m.id: rng.random() ** (1.0 / pair.get(m.id, 1.0)) for _, m in by_step[step]}
+        by_step[step].sort(key=lambda sm, keys=keys: -keys[sm[1].id])
+
+
+def _choose_injections(
+    run: dict[str, Any],
+    steps: pl.DataFrame,
+    by_step: _StepOptions,
+    step_order: list[int],
+    agent_steps: list[int],
+    per_run: int,
+    generator: Generator,
+    rng: random.Random,
+) -> list[dict[str, Any]]:
+    """Up to `per_run` injections of one run: at each step in order, the first mode whose
+    operator yields a replacement that differs from the original."""
+    rows: list[dict[str, Any]] = []
+    chosen = 0
+    for step in step_order:
+        if chosen >= per_run:
+            break
+        for s, mode in by_step[step]:
+            original = _action(s)
+            context = (
+                steps.filter((pl.col("run_id") == run["run_id"]) & (pl.col("step") < step))
+                .sort("step")
+                .to_dicts()
+            )
+            replacement = generator(original, mode, context, rng)
+            if replacement is None or replacement == original:
+                continue
+            rows.append(_injection_row(run, step, mode, original, replacement, agent_steps))
+            chosen += 1
+            break
+    return rows
+
+
+def _injection_row(
+    run: dict[str, Any],
+    step: int,
+    mode: Mode,
+    original: Action,
+    replacement: Action,
+    agent_steps: list[int],
+) -> dict[str, Any]:
+    """One INJECTIONS row; its id is a hash of what it changes."""
+    return {
+        "injection_id": stable_id(run["run_id"], step, mode.id, replacement.to_json()),
+        "parent_run_id": run["run_id"],
+        "benchmark": run["benchmark"],
+        "system": run["system"],
+        "step": step,
+        "agent": original.actor,
+        "action_type": original.tool or "message",
+        "position": position(step, agent_steps),
+        "mode": mode.id,
+        "category": mode.category,
+        "original_action": original.to_json(),
+        "replacement_action": replacement.to_json(),
+    }
 
 
 POSITIONS = ("early", "middle", "late")

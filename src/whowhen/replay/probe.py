@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from whowhen.runtime import Action, AgentSystem, Environment, Step, warm_start
+from whowhen.runtime import Action, AgentSystem, Environment, Step, WarmStartResult, warm_start
 
 
 @dataclass(frozen=True)
@@ -76,40 +76,44 @@ def replay_run(
             probes.append(_failed_probe(t, step, f"reference acts as {corrected.actor!r}"))
             continue
         result = warm_start(make_env(), make_agent(), recorded, t, corrected, max_steps)
-        episode = result.episode
-        after = episode.history[t:]
-        outcome = (
-            "fidelity_error"
-            if not result.fidelity.exact
-            else "flipped"
-            if episode.verdict is not None and episode.verdict.success
-            else "still_failed"
-        )
-        probes.append(
-            Probe(
-                t,
-                step.actor,
-                outcome,
-                step.as_action(),
-                corrected,
-                len(episode.history),
-                t,
-                sum(s.cost.tokens_in for s in after if s.cost),
-                sum(s.cost.tokens_out for s in after if s.cost),
-                round(sum(s.cost.cost_usd for s in after if s.cost), 8),
-                episode.end_reason,
-            )
-        )
-        if outcome == "fidelity_error":
+        probe = _probe(t, step, corrected, result)
+        probes.append(probe)
+        if probe.outcome == "fidelity_error":
             return Replay(
                 "fidelity_error",
-                f"the environment no longer replays the recorded prefix ({episode.end_reason})",
+                f"the environment no longer replays the recorded prefix ({probe.end_reason})",
                 tuple(probes),
             )
-        if outcome == "flipped":
+        if probe.outcome == "flipped":
             return Replay("decisive", None, tuple(probes))
     reason = "no single correction flips the outcome" if probes else "no step to correct"
     return Replay("no_single_decisive_step", reason, tuple(probes))
+
+
+def _probe(t: int, step: Step, corrected: Action, result: WarmStartResult) -> Probe:
+    """The probe of one warm start: its outcome, and the cost of the steps from t on."""
+    episode = result.episode
+    after = episode.history[t:]
+    outcome = (
+        "fidelity_error"
+        if not result.fidelity.exact
+        else "flipped"
+        if episode.verdict is not None and episode.verdict.success
+        else "still_failed"
+    )
+    return Probe(
+        t,
+        step.actor,
+        outcome,
+        step.as_action(),
+        corrected,
+        len(episode.history),
+        t,
+        sum(s.cost.tokens_in for s in after if s.cost),
+        sum(s.cost.tokens_out for s in after if s.cost),
+        round(sum(s.cost.cost_usd for s in after if s.cost), 8),
+        episode.end_reason,
+    )
 
 
 def _failed_probe(t: int, step: Step, why: str) -> Probe:

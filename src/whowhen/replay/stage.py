@@ -8,10 +8,12 @@ from typing import Any
 
 import polars as pl
 
+from whowhen.benchmarks.base import Benchmark
 from whowhen.injection.operators import random_slip
 from whowhen.registry import LLM_SYSTEMS, get_benchmark, make_system
 from whowhen.replay.classify import classify, describe
-from whowhen.replay.probe import probe_rows, replay_run
+from whowhen.replay.probe import Probe, Replay, probe_rows, replay_run
+from whowhen.runtime import Step
 from whowhen.runtime.records import steps_from_frame
 from whowhen.schema import DECISIVE, PROBES, RUNS, STEPS, read_table, to_arrow, write_table
 
@@ -46,46 +48,69 @@ def replay_failures(
             row.update(status="skipped", reason=f"task {run['task_id']} not in this config")
             continue
         recorded = steps_from_frame(steps.filter(pl.col("run_id") == run["run_id"]))
-
-        def agent(run: dict[str, Any] = run) -> Any:
-            return make_system(
-                run["system"],
-                run["benchmark"],
-                slip_rate=slip_rate,
-                seed=seed,
-                slip=random_slip,
-                bench_cfg=bench_cfg,
-            )
-
-        reference = make_system(run["system"], run["benchmark"], bench_cfg=bench_cfg)
-        result = replay_run(
-            recorded,
-            lambda task=task, bench=bench: bench.make_env(task),
-            reference,
-            agent,
-            max_probes,
-            max_steps,
+        result = _replay(
+            run, recorded, bench, task, bench_cfg, seed, slip_rate, max_probes, max_steps
         )
         probes += probe_rows(run["run_id"], result)
         row.update(status=result.status, reason=result.reason, n_probes=len(result.probes))
         hit = result.decisive
         if hit is not None:
-            mode = classify(hit.recorded, hit.corrected, recorded[: hit.step])
-            row.update(
-                decisive_step=hit.step,
-                decisive_agent=hit.agent,
-                action_type=hit.recorded.tool or "message",
-                erroneous_action=hit.recorded.to_json(),
-                corrected_action=hit.corrected.to_json(),
-                mode=mode,
-                category=mode.split(".", 1)[0] if mode else None,
-                description=describe(hit.recorded, hit.corrected),
-            )
+            row.update(_decisive_fields(hit, recorded))
         if i % 25 == 0 or i == failed.height:
             log.info("replay: %d/%d failed runs", i, failed.height)
     return (
         pl.from_arrow(to_arrow(probes, PROBES)),
         pl.from_arrow(to_arrow(decisive, DECISIVE)),
+    )
+
+
+def _replay(
+    run: dict[str, Any],
+    recorded: list[Step],
+    bench: Benchmark,
+    task: Any,
+    bench_cfg: dict[str, Any],
+    seed: int,
+    slip_rate: float,
+    max_probes: int,
+    max_steps: int,
+) -> Replay:
+    """Replay one failed run: the slip-free reference proposes, the agent as it was (same
+    slip model and seed) plays each probe's continuation."""
+
+    def agent(run: dict[str, Any] = run) -> Any:
+        return make_system(
+            run["system"],
+            run["benchmark"],
+            slip_rate=slip_rate,
+            seed=seed,
+            slip=random_slip,
+            bench_cfg=bench_cfg,
+        )
+
+    reference = make_system(run["system"], run["benchmark"], bench_cfg=bench_cfg)
+    return replay_run(
+        recorded,
+        lambda task=task, bench=bench: bench.make_env(task),
+        reference,
+        agent,
+        max_probes,
+        max_steps,
+    )
+
+
+def _decisive_fields(hit: Probe, recorded: list[Step]) -> dict[str, Any]:
+    """The decisive row's step, agent, actions and offline-classified mode for a flip."""
+    mode = classify(hit.recorded, hit.corrected, recorded[: hit.step])
+    return dict(
+        decisive_step=hit.step,
+        decisive_agent=hit.agent,
+        action_type=hit.recorded.tool or "message",
+        erroneous_action=hit.recorded.to_json(),
+        corrected_action=hit.corrected.to_json(),
+        mode=mode,
+        category=mode.split(".", 1)[0] if mode else None,
+        description=describe(hit.recorded, hit.corrected),
     )
 
 

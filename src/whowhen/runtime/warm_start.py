@@ -50,6 +50,26 @@ def warm_start(
     Stops at the first observation that differs from the record: continuing on a
     drifted prefix would give a label for a trajectory that never happened.
     """
+    _check_injection_point(recorded, t, replacement)
+    episode = Episode()
+    episode.start(env)
+    checked, matched, mismatch, i = _replay_prefix(env, episode, recorded, t)
+    fidelity = PrefixFidelity(t, checked, matched, mismatch)
+    if mismatch is not None or i != t:
+        episode.end_reason = (
+            f"prefix drift at step {mismatch}"
+            if mismatch is not None
+            else f"prefix misaligned: step {t} falls inside an observation"
+        )
+        return WarmStartResult(
+            episode, PrefixFidelity(t, checked, matched, mismatch if mismatch is not None else t)
+        )
+    episode.apply(env, replacement)
+    return WarmStartResult(continue_episode(env, system, episode, max_steps), fidelity)
+
+
+def _check_injection_point(recorded: Sequence[Step], t: int, replacement: Action) -> None:
+    """Raise unless step t is an agent step of the record and `replacement` keeps its actor."""
     if not 0 < t < len(recorded) or not recorded[t].is_agent_step:
         raise WhowhenError(f"step {t} is not an agent step of the recorded run", field="step")
     if replacement.actor != recorded[t].actor:
@@ -58,8 +78,14 @@ def warm_start(
             f"recorded actor {recorded[t].actor!r}",
             field="replacement_action",
         )
-    episode = Episode()
-    episode.start(env)
+
+
+def _replay_prefix(
+    env: Environment, episode: Episode, recorded: Sequence[Step], t: int
+) -> tuple[int, int, int | None, int]:
+    """Re-execute the recorded actions before step t on the started `episode`, comparing
+    each observation with the record; stops at the first mismatch.
+    Returns (checked, matched, first mismatch or None, index reached)."""
     checked = matched = 0
     mismatch: int | None = None
 
@@ -89,15 +115,4 @@ def warm_start(
         if obs is not None:
             compare(obs, i)
             i += 1
-    fidelity = PrefixFidelity(t, checked, matched, mismatch)
-    if mismatch is not None or i != t:
-        episode.end_reason = (
-            f"prefix drift at step {mismatch}"
-            if mismatch is not None
-            else f"prefix misaligned: step {t} falls inside an observation"
-        )
-        return WarmStartResult(
-            episode, PrefixFidelity(t, checked, matched, mismatch if mismatch is not None else t)
-        )
-    episode.apply(env, replacement)
-    return WarmStartResult(continue_episode(env, system, episode, max_steps), fidelity)
+    return checked, matched, mismatch, i
