@@ -269,8 +269,7 @@ def _label_row(inj: dict[str, Any], run_id: str, earlier: list[tuple[int, str]])
 
 def _shard_tables(out: dict[str, list[dict[str, Any]]], total: int) -> dict[str, pl.DataFrame]:
     """The collected rows as validated tables; logs the status counts."""
-    tables = {"runs": RUNS, "steps": STEPS, "continuations": CONTINUATIONS, "labels": LABELS}
-    result_tables = {k: pl.from_arrow(to_arrow(out[k], spec)) for k, spec in tables.items()}
+    result_tables = {k: pl.from_arrow(to_arrow(out[k], spec)) for k, spec in SHARD_TABLES.items()}
     counts = result_tables["continuations"]["status"].value_counts().sort("status").rows()
     log.info("continuation: %d injections -> %s", total, dict(counts))
     return result_tables
