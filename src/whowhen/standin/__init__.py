@@ -9,7 +9,7 @@ provider, whose responders' revision (their source file's hash) joins the cache 
 Why a package of its own, above the benchmarks: the responders play benchmark tasks
 (the agent role parses problems and writes tool calls), so they depend on benchmark
 code, and the model layer must not. Code that makes model clients imports this package
-(the agent-system registry `whowhen.agents` does, and so every stage that uses it) so
+(the registry `whowhen.registry` does, and so every stage that uses it) so
 that `scripted/standin` is a known model wherever a config can name it.
 """
 

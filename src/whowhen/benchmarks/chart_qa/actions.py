@@ -77,7 +77,7 @@ def calc_action(
     """A difference step: the values, the stated computation and the expression sent
     (`expr` differs from the stated one only for an action error).
 
-    The expression is parenthesised: the arithmetic benchmark's core operators rewrite a
+    The expression is parenthesised: the arithmetic benchmark's calculator operators rewrite a
     bare `a - b` into their own "running total" wording, which would read as a marker here."""
     by_name = dict(values)
     va, vb = by_name[a], by_name[b]

@@ -9,7 +9,7 @@ misread or mistyped value is caught and redone. It checks that the stated comput
 done right, not that it is the one the question asks for: a difference taken the other way
 round passes.
 
-The wording of every step, and the operators that rewrite it, are in `chart_qa_ops`.
+The wording of every step is in `actions`, the operators that rewrite it in `operators`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ to the verifier is caught and redone, a wrong detection report propagates.
 A detection is filed under the frame the agent *meant* to look at (its stated intent), so
 a mistyped frame argument propagates as it would for a model.
 
-The wording the policies share (and parse back) and the operators live in event_timing_ops.
+The wording the policies share (and parse back) is in `actions`, the operators in `operators`.
 """
 
 from __future__ import annotations
