@@ -7,12 +7,14 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from .conftest import TINY
 from .workdir import make_project, run
 
 
+@pytest.mark.slow
 def test_dvc_yaml_agrees_with_snakemake(root) -> None:
     proc = run([sys.executable, "-m", "whowhen.dvcgen", "--check"], root)
     assert proc.returncode == 0, proc.stderr
@@ -39,6 +41,7 @@ def test_every_stage_has_code_deps_and_params(root) -> None:
     assert "results/rollouts" not in stages["attribution"]["deps"]
 
 
+@pytest.mark.slow
 def test_changing_injection_seed_reruns_injection_onwards_only(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("WHOWHEN_MEDIA_DIR")  # the project's own results/media is a DVC output
     project = make_project(tmp_path / "proj", TINY)
