@@ -7,9 +7,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
+from PIL import Image
 
+from whowhen.analysis import attribution_figures
 from whowhen.analysis.attribution_figures import FIGURES
 from whowhen.analysis.attribution_tables import (
     ATTRIBUTION_TABLES,
@@ -18,6 +21,7 @@ from whowhen.analysis.attribution_tables import (
 )
 from whowhen.analysis.breakdowns import attribution_metrics
 from whowhen.analysis.items import scored_items
+from whowhen.analysis.figures import empty_figure
 
 from .test_metrics import BASE, LABELS_F, PREDS_F, RUNS_F, STEPS_F, A, B
 
@@ -122,17 +126,50 @@ def test_protocols_pool_attributors(tables) -> None:
     assert _one(t, protocol="all_at_once", family="gpt")["n"] == 5
 
 
-def test_figures_written_deterministic_and_empty_safe(tables, tmp_path: Path) -> None:
+def _pixels(path: Path) -> np.ndarray:
+    with Image.open(path) as im:
+        assert im.format == "PNG"
+        return np.asarray(im.convert("RGB")).astype(int)
+
+
+def _coloured(px: np.ndarray) -> int:
+    """Pixels with a visible hue (bars, markers, heatmap cells); text, frames, grid lines
+    and the background are grey."""
+    return int((px.max(axis=2) - px.min(axis=2) > 16).sum())
+
+
+def test_figures_written_deterministic_and_empty_safe(tables, tmp_path: Path, monkeypatch) -> None:
     assert set(FIGURES) == set(ATTRIBUTION_TABLES)
+    said: list[tuple[str, str]] = []
+
+    def spy(path, title, message):
+        said.append((title, message))
+        return empty_figure(path, title, message)
+
+    monkeypatch.setattr(attribution_figures, "empty_figure", spy)
+    reference = empty_figure(tmp_path / "reference.png", "Some title", "no scored items")
     for name, draw in FIGURES.items():
         first, second = tmp_path / f"{name}1.png", tmp_path / f"{name}2.png"
         draw(tables[name], first, split="all")
         draw(tables[name], second, split="all")
         assert first.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert first.read_bytes() == second.read_bytes(), name
+        assert not said, name  # the fixture has items: a real figure, drawn in colour
+        assert _coloured(_pixels(first)) > 0, name
+        # empty input: the "nothing to draw" figure, its message naming the default split
         empty = tmp_path / f"{name}_empty.png"
         draw(tables[name].clear(), empty)
-        assert empty.stat().st_size > 0
+        assert len(said) == 1 and said[0][1].startswith("no ") and "test" in said[0][1], said
+        said.clear()
+        px = _pixels(empty)
+        assert px.shape == _pixels(reference).shape, name  # the fixed 6 x 2.4 in figure
+        assert _coloured(px) == 0, name  # no data drawn
+        # the message: #555 text in the middle band of the figure, centred horizontally
+        height, width = px.shape[:2]
+        band = px[int(height * 0.45) : int(height * 0.65)]
+        _, xs = np.nonzero((band == 0x55).all(axis=2))
+        assert xs.size > 50, name
+        assert abs((xs.min() + xs.max()) / 2 - width / 2) < width * 0.05, name
 
 
 def test_replay_oracle_is_drawn_but_never_on_the_frontier() -> None:

@@ -28,6 +28,8 @@ pytest.importorskip(
 if not (shutil.which("setsid") and shutil.which("ps")):
     pytest.skip("scripts/local-submit.sh needs setsid and ps", allow_module_level=True)
 
+pytestmark = pytest.mark.slow  # end to end: python -m pytest -m 'not slow' skips it
+
 PROFILE = "workflow/profiles/local-cluster"
 # Every sharded stage and the analysis (tables, figures, metrics, report). The viewer and
 # notebooks are left out to keep this under 3 minutes on 2 cores: each cluster job starts

@@ -80,7 +80,17 @@ def test_splits_are_by_task() -> None:
         .agg(pl.col("split").n_unique())
     )
     assert (per_task["split"] == 1).all()
-    assert set(labels["split"]) <= {"train", "test"}
+    # one benchmark, its n tasks in a seeded order: task i trains iff (i + 0.5) / n < 0.5,
+    # so exactly n // 2 tasks train and the other n - n // 2 test (no dev at fraction 0)
+    assert set(out["runs"]["benchmark"]) == {"arithmetic"}
+    n = out["runs"]["task_id"].n_unique()
+    tasks_per_split = dict(
+        labels.join(out["runs"].select("run_id", "task_id"), on="run_id")
+        .group_by("split")
+        .agg(pl.col("task_id").n_unique())
+        .rows()
+    )
+    assert n >= 2 and tasks_per_split == {"train": n // 2, "test": n - n // 2}
 
 
 def test_drifting_environment_makes_injections_invalid(monkeypatch) -> None:

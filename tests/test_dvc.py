@@ -14,6 +14,7 @@ from .conftest import TINY
 from .workdir import make_project, run
 
 
+@pytest.mark.slow
 def test_dvc_yaml_agrees_with_snakemake(root) -> None:
     proc = run([sys.executable, "-m", "whowhen.dvcgen", "--check"], root)
     assert proc.returncode == 0, proc.stderr
@@ -66,6 +67,7 @@ def test_an_import_added_to_a_stage_module_becomes_a_dependency_of_that_stage(
     }
 
 
+@pytest.mark.slow
 def test_changing_injection_seed_reruns_injection_onwards_only(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("WHOWHEN_MEDIA_DIR")  # the project's own results/media is a DVC output
     project = make_project(tmp_path / "proj", TINY)

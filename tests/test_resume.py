@@ -15,12 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from whowhen.schema import TIMING_COLUMNS
 from whowhen.standin.server import Behaviour, TestServer
 
 from .conftest import TINY
 from .workdir import make_project, snakemake
+
+pytestmark = pytest.mark.slow  # end to end: python -m pytest -m 'not slow' skips it
 
 CACHE = ".cache/whowhen/responses"
 

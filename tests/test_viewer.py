@@ -199,6 +199,7 @@ def _driver() -> Any:
     return webdriver.Chrome(service=Service(chromedriver), options=options)
 
 
+@pytest.mark.slow
 def test_browser_opens_at_the_highlighted_gold_step(tmp_path: Path, image_ref: str) -> None:
     driver = _driver()
     try:

@@ -9,6 +9,8 @@ import pytest
 
 from .workdir import make_project, snakemake
 
+pytestmark = pytest.mark.slow  # end to end: python -m pytest -m 'not slow' skips it
+
 OUTPUTS = (
     "results/rollouts",
     "results/dataset/runs.parquet",

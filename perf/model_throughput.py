@@ -4,7 +4,7 @@
 fixed latency (200 ms by default), through the real `openai` client over HTTP; no
 cache, so every request is a call. Prints both wall times and the speed-up.
 
-    python benchmarks/model_throughput.py [--requests 300] [--latency 0.2] [--concurrency 64]
+    python perf/model_throughput.py [--requests 300] [--latency 0.2] [--concurrency 64]
 """
 
 from __future__ import annotations

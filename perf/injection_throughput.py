@@ -1,6 +1,6 @@
 """Injection planning and warm-start continuation throughput per (benchmark, system).
 
-    python benchmarks/injection_throughput.py [--tasks 50] [--per-run 4] [--no-rerollout]
+    python perf/injection_throughput.py [--tasks 50] [--per-run 4] [--no-rerollout]
 
 For every (benchmark, system) pair of the default config: seeded rollouts (the config's
 seed and slip rate, `--tasks` tasks per pair; not timed), then, timed apart, (1) planning

@@ -1,7 +1,7 @@
 """The analysis stage at paper scale: every query, figure and the report on 12,326 labelled
 trajectories with realistic lengths and predictions from 6 attributors.
 
-    python benchmarks/analysis_scale.py [--items 12326] [--seed 0] [--keep DIR]
+    python perf/analysis_scale.py [--items 12326] [--seed 0] [--keep DIR]
 
 The dataset is synthetic (drawn from a seeded generator: no model runs here) but has the
 shape of the published benchmarks: text, image and video runs of single- and multi-agent

@@ -1,7 +1,7 @@
 """Counterfactual replay and the offline mode classifier, measured against the slip log at
 scale on fresh seeds (not the default run's, which the classifier's rules were read from).
 
-    python benchmarks/replay_check.py [--tasks 100] [--seeds 99 100] [--slip-rate 0.06]
+    python perf/replay_check.py [--tasks 100] [--seeds 99 100] [--slip-rate 0.06]
 
 For every (benchmark, system) pair of the default config: rollouts with the slip model on,
 replay of every failure, then (1) of the failures with exactly one logged slip, how many

@@ -1,7 +1,7 @@
 """Attribution throughput: trajectories per second and model calls per trajectory, per
 attributor, on a labelled dataset built as the pipeline builds it.
 
-    python benchmarks/attribution_throughput.py [--tasks 30] [--from-results [DIR]]
+    python perf/attribution_throughput.py [--tasks 30] [--from-results [DIR]]
 
 The dataset: for every (benchmark, system) pair of the default config, seeded rollouts
 (`--tasks` tasks per pair), injections, warm-start continuations (no re-rollout) and the

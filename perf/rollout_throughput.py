@@ -1,7 +1,7 @@
 """Scripted rollout throughput per (benchmark, system), on one core, and the default run's
 wall time.
 
-    python benchmarks/rollout_throughput.py [--tasks 100] [--pipeline]
+    python perf/rollout_throughput.py [--tasks 100] [--pipeline]
 
 For each pair: runs per second of the whole rollout (environment, policy, recorder,
 conversion to validated Arrow tables: what the rollouts stage does per shard), and the same

@@ -1,6 +1,6 @@
 """Time spent in sandboxed code, which the throughput benchmarks report apart (a few code
 pairs would otherwise hide the speed of everything else). Imported by the scripts in
-this folder: `python benchmarks/<script>.py` puts the folder on sys.path."""
+this folder: `python perf/<script>.py` puts the folder on sys.path."""
 
 from __future__ import annotations
 
