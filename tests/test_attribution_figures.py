@@ -20,8 +20,8 @@ from whowhen.analysis.attribution_tables import (
     attributor_table,
 )
 from whowhen.analysis.breakdowns import attribution_metrics
-from whowhen.analysis.items import scored_items
 from whowhen.analysis.figures import empty_figure
+from whowhen.analysis.items import scored_items
 
 from .test_metrics import BASE, LABELS_F, PREDS_F, RUNS_F, STEPS_F, A, B
 
