@@ -9,13 +9,13 @@ from whowhen.registry import BENCHMARKS, SYSTEMS
 
 from .operator_checks import check_mode
 
-REQUIRED: dict[tuple[str, str], tuple[str, ...]] = {
-    (name, system): modes
-    for name, spec in BENCHMARKS.items()
-    for system, modes in spec.coverage.items()
-}
+REQUIRED: dict[tuple[str, str], tuple[str, ...]] = {}
+for _name, _spec in BENCHMARKS.items():
+    for _mode, _systems in _spec.coverage.items():
+        for _system in _systems:
+            REQUIRED[(_name, _system)] = (*REQUIRED.get((_name, _system), ()), _mode)
 """(benchmark, system) -> the modes its operators must cover, as each benchmark package
-declares them (`COVERAGE` in its operators.py): every mode that is meaningful for the
+marks them (`@covers(system, ...)` on its operators): every mode that is meaningful for the
 pair's action types (coordination and verification modes need several agents; a false
 approval or an ignored message needs a recovery in the run, which the slip model
 provides)."""

@@ -25,13 +25,51 @@ Operator = Callable[..., Action | None]
 need context (the last observation, a proposed answer) take it as a third argument."""
 
 
-DEFAULT_CONFIG_SCHEMA: dict[str, Any] = {
-    "description": "A built-in benchmark; n_tasks tasks are generated (or drawn) from the seed.",
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["n_tasks"],
-    "properties": {"n_tasks": {"type": "integer", "minimum": 1, "maximum": 100000}},
-}
+def covers(*systems: str) -> Callable[[Operator], Operator]:
+    """Mark an operator as one that must change outcomes on `systems` (its mode is
+    meaningful for their action types); tests/test_operator_coverage.py holds it to that."""
+
+    def mark(op: Operator) -> Operator:
+        op.covers = systems  # type: ignore[attr-defined]
+        return op
+
+    return mark
+
+
+def coverage_of(
+    operators: Mapping[str, Operator | tuple[Operator, ...]],
+) -> dict[str, tuple[str, ...]]:
+    """Mode -> the systems its operators are marked to cover (`covers`), in order."""
+    out: dict[str, tuple[str, ...]] = {}
+    for mode, ops in operators.items():
+        systems = [
+            s
+            for op in (ops if isinstance(ops, tuple) else (ops,))
+            for s in getattr(op, "covers", ())
+        ]
+        if systems:
+            out[mode] = tuple(dict.fromkeys(systems))
+    return out
+
+
+def integer(minimum: int, maximum: int, default: int) -> dict[str, Any]:
+    """The JSON Schema of a bounded integer option with its default."""
+    return {"type": "integer", "minimum": minimum, "maximum": maximum, "default": default}
+
+
+def section_schema(max_tasks: int = 100000, **options: dict[str, Any]) -> dict[str, Any]:
+    """The JSON Schema of a benchmark's config section: `n_tasks` (required, at most
+    `max_tasks`) and the benchmark's own options, in order (defaults are filled in it)."""
+    n_tasks = {"type": "integer", "minimum": 1, "maximum": max_tasks}
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["n_tasks"],
+        "properties": {"n_tasks": n_tasks, **options},
+    }
+
+
+DEFAULT_CONFIG_SCHEMA = section_schema()
 """The config section of a benchmark that only needs `n_tasks`."""
 
 ConfigCheck = Callable[[Mapping[str, Any]], list[tuple[str, str]]]
@@ -50,9 +88,10 @@ class Benchmark:
     `policies` (system -> scripted reference policy class), `operators` (taxonomy mode ->
     error operator for this benchmark's own tools and messages) and `prompts` (system ->
     agent -> role prompt for an LLM playing it) are empty for a benchmark that has no
-    scripted agents (e.g. a dataset file). `coverage` (system -> the modes its operators
-    must cover there) is what tests hold the operators to; `config_schema` is the JSON Schema
-    of its config section, `check_config` what a schema cannot check."""
+    scripted agents (e.g. a dataset file). `coverage` (mode -> the systems on which its
+    operators must change outcomes, from their `covers` marks) is what tests hold the
+    operators to; `config_schema` is the JSON Schema of its config section, `check_config`
+    what a schema cannot check."""
 
     name: str
     modality: str
@@ -87,7 +126,7 @@ class Benchmark:
             table("POLICIES"),
             table("OPERATORS"),
             table("PROMPTS"),
-            table("COVERAGE"),
+            coverage_of(table("OPERATORS")),
             getattr(tasks, "CONFIG_SCHEMA", DEFAULT_CONFIG_SCHEMA),
             getattr(tasks, "check_config", _no_config_check),
         )

@@ -21,7 +21,7 @@ from whowhen.benchmarks.arithmetic.policies import (
     parse_code,
 )
 from whowhen.benchmarks.arithmetic.tasks import parse_problem
-from whowhen.benchmarks.base import Operator
+from whowhen.benchmarks.base import Operator, covers
 from whowhen.injection.slips import typo
 from whowhen.runtime import Action, Step
 from whowhen.tools import final_action
@@ -73,6 +73,7 @@ def _policy_step(
     return a, done, ops, build
 
 
+@covers("react", "code_act")
 def premature_finish(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """planning.premature_finish: after at least one operation, the running total is given
     as the answer instead of applying the next operation."""
@@ -82,6 +83,7 @@ def premature_finish(action: Action, rng: random.Random, history: Sequence[Step]
     return final_action(action.actor, step[0])
 
 
+@covers("react")
 def wrong_subgoal(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """planning.wrong_subgoal: the step applies the operation after the next one (stated and
     computed), so the next one is skipped: the policy goes on counting from there."""
@@ -95,6 +97,7 @@ def wrong_subgoal(action: Action, rng: random.Random, history: Sequence[Step]) -
     return build(action.actor, op, total, str(n))
 
 
+@covers("solver_verifier")
 def distorted_handoff(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """coordination.distorted_handoff: the solver's proposal miscopies the last result."""
     m = _PROPOSAL_RE.match(action.content) if action.tool is None else None
@@ -103,6 +106,7 @@ def distorted_handoff(action: Action, rng: random.Random, history: Sequence[Step
     return Action("solver", PROPOSAL.format(n=m.group(1), total=typo(m.group(2), rng)))
 
 
+@covers("solver_verifier")
 def false_approval(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """verification.false_approval: instead of sending the solver back, the verifier
     answers with the proposal it should have rejected, in its approval wording."""
@@ -117,6 +121,7 @@ def false_approval(action: Action, rng: random.Random, history: Sequence[Step]) 
     return final_action("verifier", answer, verified_steps=len(problem[1]))
 
 
+@covers("solver_verifier")
 def ignored_message(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """coordination.ignored_message: sent back by the verifier, the solver re-sends the
     proposal it made before the rejection, as if the rejection had not come."""
@@ -141,6 +146,7 @@ def ignored_message(action: Action, rng: random.Random, history: Sequence[Step])
 _CONFUSED_OP = {"add": "sub", "sub": "add", "mul": "add", "div": "sub"}
 
 
+@covers("react", "solver_verifier")
 def wrong_operand(action: Action, rng: random.Random) -> Action | None:
     """reasoning.wrong_operand: a calculation with a nearby number in place of the operand
     (a divisor that still divides the total evenly, for a division)."""
@@ -156,6 +162,7 @@ def wrong_operand(action: Action, rng: random.Random) -> Action | None:
     return calc_action(action.actor, op, a, str(rng.choice(candidates)))
 
 
+@covers("react")
 def wrong_operator(action: Action, rng: random.Random) -> Action | None:
     """reasoning.wrong_operator: a confused operation, stated and computed."""
     parsed = parse_calc(action)
@@ -165,6 +172,7 @@ def wrong_operator(action: Action, rng: random.Random) -> Action | None:
     return calc_action(action.actor, _CONFUSED_OP[op], a, n)
 
 
+@covers("react", "solver_verifier")
 def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
     """action.wrong_tool_argument: the intent is right, the expression mistypes the total."""
     parsed = parse_calc(action)
@@ -195,7 +203,7 @@ def _as_code(mode: str) -> Callable[[Action, random.Random], Action | None]:
         back = parse_calc(changed) if changed is not None else None
         return code_action(action.actor, *back) if back is not None else None
 
-    return apply
+    return covers("code_act")(apply)
 
 
 OPERATORS: dict[str, Operator | tuple[Operator, ...]] = {
@@ -210,29 +218,3 @@ OPERATORS: dict[str, Operator | tuple[Operator, ...]] = {
 calculator steps and, read back as a calculation, on code-as-action steps
 (`print(<total> <op> <n>)`); and the planning, hand-off and verification slips of these
 policies."""
-
-COVERAGE: dict[str, tuple[str, ...]] = {
-    "react": (
-        "reasoning.wrong_operand",
-        "reasoning.wrong_operator",
-        "action.wrong_tool_argument",
-        "planning.premature_finish",
-        "planning.wrong_subgoal",
-    ),
-    "code_act": (
-        "reasoning.wrong_operand",
-        "reasoning.wrong_operator",
-        "action.wrong_tool_argument",
-        "planning.premature_finish",
-    ),
-    "solver_verifier": (
-        "reasoning.wrong_operand",
-        "action.wrong_tool_argument",
-        "coordination.distorted_handoff",
-        "verification.false_approval",
-        "coordination.ignored_message",
-    ),
-}
-"""System -> the taxonomy modes these operators must cover on that system: every mode that
-is meaningful for its action types (tests/test_operator_coverage.py checks each one has a
-valid replacement that changes an outcome)."""

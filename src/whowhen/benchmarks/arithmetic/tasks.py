@@ -14,21 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from whowhen.benchmarks.base import integer, section_schema
 from whowhen.schema import stable_id
 
 BENCHMARK = "arithmetic"
 MODALITY = "text"
 CATEGORY = "stem"
-CONFIG_SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["n_tasks"],
-    "properties": {
-        "n_tasks": {"type": "integer", "minimum": 1, "maximum": 100000},
-        "min_ops": {"type": "integer", "minimum": 1, "maximum": 20, "default": 3},
-        "max_ops": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
-    },
-}
+CONFIG_SCHEMA = section_schema(min_ops=integer(1, 20, 3), max_ops=integer(1, 20, 5))
 """JSON Schema of this benchmark's section under `benchmarks:` in the config."""
 
 

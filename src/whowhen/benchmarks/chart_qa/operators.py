@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 
 from whowhen.agents.scripted import addressee, tell
+from whowhen.benchmarks.base import covers
 from whowhen.benchmarks.chart_qa.actions import (
     _REJECTED,
     CHART_LEAD,
@@ -70,6 +71,7 @@ def _task(history: Sequence[Step]) -> TaskInfo | None:
         return None
 
 
+@covers("react", "orchestrator")
 def misread_value(action: Action, rng: random.Random) -> Action | None:
     """perception.misread_value: a value read off the chart is carried on wrongly."""
     parsed = parse_values(action.content)
@@ -111,6 +113,7 @@ def _relevant(values: Values, history: Sequence[Step]) -> list[int]:
     return ranked[:2]
 
 
+@covers("orchestrator")
 def distorted_handoff(
     action: Action, rng: random.Random, history: Sequence[Step] = ()
 ) -> Action | None:
@@ -126,6 +129,7 @@ def distorted_handoff(
     return Action(action.actor, action.content.replace(old, changed, 1))
 
 
+@covers("react")
 def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
     """action.wrong_tool_argument: the stated difference is right, the expression sent has
     one operand mistyped."""
@@ -148,6 +152,7 @@ def _exchanged(values: Values, index: int, rng: random.Random) -> Values:
     return [(n, swapped.get(i, v)) for i, (n, v) in enumerate(values)]
 
 
+@covers("react")
 def misidentified_object(
     action: Action, rng: random.Random, history: Sequence[Step] = ()
 ) -> Action | None:
@@ -188,6 +193,7 @@ def misidentified_object(
     return tell(action.actor, to, f"{lead} {format_values(new)}.")  # the reader's report
 
 
+@covers("react", "orchestrator")
 def wrong_operator(action: Action, rng: random.Random) -> Action | None:
     """reasoning.wrong_operator: the difference is taken the other way round (b - a),
     stated and computed consistently, so the answer comes out negated."""
@@ -199,6 +205,7 @@ def wrong_operator(action: Action, rng: random.Random) -> Action | None:
     return calc_action(action.actor, parsed[0], parsed[1], b, a)
 
 
+@covers("react")
 def premature_finish(action: Action, rng: random.Random) -> Action | None:
     """planning.premature_finish: at the difference step, one of the two values read is
     given as the answer before anything is computed (react answers; the analyst proposes)."""
@@ -217,6 +224,7 @@ def premature_finish(action: Action, rng: random.Random) -> Action | None:
     return tell(action.actor, "orchestrator", f"{said} Proposed answer: {value}.")
 
 
+@covers("orchestrator")
 def false_approval(
     action: Action, rng: random.Random, history: Sequence[Step] = ()
 ) -> Action | None:
@@ -245,22 +253,3 @@ OPERATORS = {
     "verification.false_approval": false_approval,
 }
 """Taxonomy mode -> operator for chart QA's calculator, final_answer and messages."""
-
-COVERAGE: dict[str, tuple[str, ...]] = {
-    "react": (
-        "perception.misread_value",
-        "perception.misidentified_object",
-        "reasoning.wrong_operator",
-        "planning.premature_finish",
-        "action.wrong_tool_argument",
-    ),
-    "orchestrator": (
-        "perception.misread_value",
-        "coordination.distorted_handoff",
-        "reasoning.wrong_operator",
-        "verification.false_approval",
-    ),
-}
-"""System -> the taxonomy modes these operators must cover on that system: every mode that
-is meaningful for its action types (tests/test_operator_coverage.py checks each one has a
-valid replacement that changes an outcome)."""

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from whowhen.benchmarks.base import integer, section_schema
 from whowhen.benchmarks.chart_qa.render import BAR_COLOURS, chart_png
 from whowhen.media import media_path, put_bytes
 from whowhen.schema import stable_id
@@ -22,15 +23,7 @@ from whowhen.schema import stable_id
 BENCHMARK = "chart_qa"
 MODALITY = "image"
 CATEGORY = "chart_qa"
-CONFIG_SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["n_tasks"],
-    "properties": {
-        "n_tasks": {"type": "integer", "minimum": 1, "maximum": 100000},
-        "ymax": {"type": "integer", "minimum": 20, "maximum": 200, "default": 100},
-    },
-}
+CONFIG_SCHEMA = section_schema(ymax=integer(20, 200, 100))
 """JSON Schema of this benchmark's section under `benchmarks:` in the config."""
 CITIES = (
     "Porto",

@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 
 from whowhen.agents.scripted import tell
+from whowhen.benchmarks.base import covers
 from whowhen.benchmarks.doc_qa.actions import (
     ANSWER,
     ANSWER_RE,
@@ -85,6 +86,7 @@ def _mentioned(
     return None
 
 
+@covers("orchestrator")
 def distorted_handoff(action: Action, rng: random.Random) -> Action | None:
     """A message that passes on another entity than the one found (or asked about)."""
     if action.tool is not None:
@@ -126,6 +128,7 @@ def _retell(original: Action, made: Action) -> Action:
     return Action(original.actor, made.content)
 
 
+@covers("react", "orchestrator")
 def wrong_subgoal(action: Action, rng: random.Random) -> Action | None:
     """A read of a document the last one did not name; or the orchestrator asking for the
     wrong hop, skipping the last hop, or adding one the question does not need."""
@@ -154,6 +157,7 @@ def wrong_subgoal(action: Action, rng: random.Random) -> Action | None:
     return None
 
 
+@covers("react", "orchestrator")
 def premature_finish(
     action: Action, rng: random.Random, history: Sequence[Step] = ()
 ) -> Action | None:
@@ -180,6 +184,7 @@ def premature_finish(
     return Action(action.actor, ANSWER.format(answer=answer), "final_answer", {"answer": answer})
 
 
+@covers("react", "orchestrator")
 def misidentified_object(
     action: Action, rng: random.Random, history: Sequence[Step] = ()
 ) -> Action | None:
@@ -229,6 +234,7 @@ def false_approval(action: Action, rng: random.Random) -> Action | None:
     return Action(action.actor, text, "final_answer", {"answer": answer})
 
 
+@covers("react")
 def wrong_title(action: Action, rng: random.Random) -> Action | None:
     """action.wrong_tool_argument on `read`: a neighbouring title, mistaken for the right one
     (another company, city, or a person with another first name)."""
@@ -256,21 +262,3 @@ OPERATORS = {
     "verification.false_approval": false_approval,
 }
 """Taxonomy mode -> operator for this benchmark's messages, reads, searches and answers."""
-
-COVERAGE: dict[str, tuple[str, ...]] = {
-    "react": (
-        "action.wrong_tool_argument",
-        "planning.wrong_subgoal",
-        "planning.premature_finish",
-        "perception.misidentified_object",
-    ),
-    "orchestrator": (
-        "coordination.distorted_handoff",
-        "planning.wrong_subgoal",
-        "planning.premature_finish",
-        "perception.misidentified_object",
-    ),
-}
-"""System -> the taxonomy modes these operators must cover on that system: every mode that
-is meaningful for its action types (tests/test_operator_coverage.py checks each one has a
-valid replacement that changes an outcome)."""

@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 
 from whowhen.agents.scripted import addressee, tell
+from whowhen.benchmarks.base import covers
 from whowhen.benchmarks.event_timing.actions import (
     ABOUT_RE,
     ANSWER_RE,
@@ -42,6 +43,7 @@ def _others(items: dict[str, str], colour: str, value: str) -> list[str]:
     return [c for c, v in items.items() if c != colour and v not in ("none", value)]
 
 
+@covers("react", "orchestrator")
 def misidentified_object(action: Action, rng: random.Random) -> Action | None:
     """Another ball's value used for the asked one (an answer or the analyst's report), or
     the tracker's report with two balls' colours mixed up."""
@@ -81,6 +83,7 @@ def _swap_colours(action: Action, rng: random.Random) -> Action | None:
     return Action(action.actor, action.content[: head.end()] + body, action.tool, action.tool_args)
 
 
+@covers("react")
 def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
     """The intended frame (range) is right, the call's argument is a neighbouring value."""
     args = dict(action.tool_args or {})
@@ -98,6 +101,7 @@ def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
     return None
 
 
+@covers("react", "orchestrator")
 def wrong_subgoal(action: Action, rng: random.Random) -> Action | None:
     """Sampling or tracking a frame range that leaves out needed frames (stated and done)."""
     m = FRAMES_RE.search(action.content)
@@ -139,6 +143,7 @@ def _distorted_report(action: Action, head: re.Match, rng: random.Random) -> Act
     return Action(action.actor, text[:s] + _miscopy(m[k], rng) + text[e:])
 
 
+@covers("orchestrator")
 def distorted_handoff(action: Action, rng: random.Random) -> Action | None:
     """A reported position (tracker) or the analyst's answer (to the verifier) passed on
     changed."""
@@ -169,6 +174,7 @@ def _spec(history: Sequence[Step]) -> Spec | None:
         return None
 
 
+@covers("react")
 def premature_finish(
     action: Action, rng: random.Random, history: Sequence[Step] = ()
 ) -> Action | None:
@@ -209,6 +215,7 @@ def _early_report(history: Sequence[Step]) -> Action | None:
     return tell("tracker", "orchestrator", report_text(what.group(1), frames, track))
 
 
+@covers("react")
 def miscount(action: Action, rng: random.Random) -> Action | None:
     """The asked ball's line crossings counted one too many or one too few (a crossing
     missed or counted twice), in the per-ball list and the answer alike (the assistant's
@@ -234,6 +241,7 @@ def miscount(action: Action, rng: random.Random) -> Action | None:
     return Action(action.actor, text, action.tool, args)
 
 
+@covers("orchestrator")
 def false_approval(
     action: Action, rng: random.Random, history: Sequence[Step] = ()
 ) -> Action | None:
@@ -259,22 +267,3 @@ OPERATORS = {
     "verification.false_approval": false_approval,
 }
 """Taxonomy mode -> operator for sample_frames, detect_objects, final_answer and messages."""
-
-COVERAGE: dict[str, tuple[str, ...]] = {
-    "react": (
-        "perception.misidentified_object",
-        "action.wrong_tool_argument",
-        "planning.wrong_subgoal",
-        "planning.premature_finish",
-        "reasoning.miscount",
-    ),
-    "orchestrator": (
-        "perception.misidentified_object",
-        "coordination.distorted_handoff",
-        "planning.wrong_subgoal",
-        "verification.false_approval",
-    ),
-}
-"""System -> the taxonomy modes these operators must cover on that system: every mode that
-is meaningful for its action types (tests/test_operator_coverage.py checks each one has a
-valid replacement that changes an outcome)."""

@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from whowhen.benchmarks.base import integer, section_schema
 from whowhen.benchmarks.event_timing.render import (
     MAX_SPEED,
     PALETTE,
@@ -36,16 +37,7 @@ from whowhen.schema import stable_id
 BENCHMARK = "event_timing"
 MODALITY = "video"
 CATEGORY = "video_understanding"
-CONFIG_SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["n_tasks"],
-    "properties": {
-        "n_tasks": {"type": "integer", "minimum": 1, "maximum": 100000},
-        "n_frames": {"type": "integer", "minimum": 12, "maximum": 60, "default": 25},
-        "size": {"type": "integer", "minimum": 64, "maximum": 256, "default": 96},
-    },
-}
+CONFIG_SCHEMA = section_schema(n_frames=integer(12, 60, 25), size=integer(64, 256, 96))
 """JSON Schema of this benchmark's section under `benchmarks:` in the config."""
 N_FRAMES = 25
 KINDS = ("enter", "first", "cross")

@@ -6,6 +6,7 @@ import random
 from collections.abc import Callable
 
 from whowhen.agents.scripted import tell
+from whowhen.benchmarks.base import covers
 from whowhen.benchmarks.humaneval.mutate import mutate_code, transcription_typo, truncate_body
 from whowhen.benchmarks.humaneval.policies import (
     _APPROVE,
@@ -42,12 +43,14 @@ def _rewrite_solution(action: Action, change: Callable[[str], str | None]) -> Ac
     return Action(action.actor, action.content, action.tool, {key: changed + sep + tail})
 
 
+@covers("code_act", "pipeline")
 def logic_bug(action: Action, rng: random.Random) -> Action | None:
     """reasoning.logic_bug: the code written, run or submitted has a bug (the check that a
     code action runs after its solution stays as it was)."""
     return _rewrite_solution(action, lambda head: mutate_code(head, rng))
 
 
+@covers("pipeline")
 def false_approval(action: Action, rng: random.Random) -> Action | None:
     """verification.false_approval: the tester reports a failing draft as passing, or the
     reviewer submits the draft the tester reported failing."""
@@ -72,6 +75,7 @@ def ignored_message(action: Action, rng: random.Random) -> Action | None:
     return tell("coder", "tester", _HANDOFF.format(entry=m.group(1)))
 
 
+@covers("code_act")
 def premature_finish(action: Action, rng: random.Random) -> Action | None:
     """planning.premature_finish: the draft is submitted before the examples are run, or
     (code as action) the function is submitted before its body is finished."""
@@ -99,6 +103,7 @@ def _submit_unfinished(action: Action, rng: random.Random) -> Action | None:
     return Action(action.actor, text, "final_answer", {"answer": partial})
 
 
+@covers("pipeline")
 def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
     """action.wrong_tool_argument: the program written, run or submitted is a copy of the
     intended one with one transcription error (a line left out, two digits swapped, a short
@@ -114,18 +119,3 @@ OPERATORS = {
     "action.wrong_tool_argument": wrong_tool_argument,
 }
 """Taxonomy mode -> operator for this benchmark's code actions and pipeline messages."""
-
-COVERAGE: dict[str, tuple[str, ...]] = {
-    "code_act": (
-        "reasoning.logic_bug",
-        "planning.premature_finish",
-    ),
-    "pipeline": (
-        "reasoning.logic_bug",
-        "action.wrong_tool_argument",
-        "verification.false_approval",
-    ),
-}
-"""System -> the taxonomy modes these operators must cover on that system: every mode that
-is meaningful for its action types (tests/test_operator_coverage.py checks each one has a
-valid replacement that changes an outcome)."""

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from whowhen.benchmarks.base import section_schema
 from whowhen.sandbox import Limits
 from whowhen.sandbox import run_python as sandboxed
 from whowhen.schema import stable_id
@@ -29,20 +30,14 @@ from whowhen.schema import stable_id
 BENCHMARK = "humaneval"
 MODALITY = "text"
 CATEGORY = "coding"
-CONFIG_SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["n_tasks"],
-    "properties": {
-        "n_tasks": {"type": "integer", "minimum": 1, "maximum": 164},
-        "subset": {
-            "enum": ["seeded", "first"],
-            "default": "seeded",
-            "description": "seeded = a seeded shuffle of the 164 "
-            "problems; first = HumanEval/0..n-1",
-        },
+CONFIG_SCHEMA = section_schema(
+    164,
+    subset={
+        "enum": ["seeded", "first"],
+        "default": "seeded",
+        "description": "seeded = a seeded shuffle of the 164 problems; first = HumanEval/0..n-1",
     },
-}
+)
 """JSON Schema of this benchmark's section under `benchmarks:` in the config."""
 EXAMPLES_MARKER = "# --- check the docstring examples ---"
 SUMMARY = re.compile(r"^(\d+)/(\d+) examples passed\.$", re.M)

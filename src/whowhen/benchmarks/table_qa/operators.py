@@ -6,7 +6,7 @@ import random
 from collections.abc import Sequence
 
 from whowhen.agents.scripted import proposed_answer
-from whowhen.benchmarks.base import Operator
+from whowhen.benchmarks.base import Operator, covers
 from whowhen.benchmarks.table_qa.policies import (
     _PROPOSAL,
     _PROPOSAL_RE,
@@ -70,6 +70,7 @@ def _policy_query(action: Action, history: Sequence[Step]) -> tuple[str, str, st
     return parsed
 
 
+@covers("react")
 def wrong_subgoal(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """planning.wrong_subgoal: the query computes the other measure (units instead of
     revenue, or revenue instead of units), stated and queried."""
@@ -81,6 +82,7 @@ def wrong_subgoal(action: Action, rng: random.Random, history: Sequence[Step]) -
     return sql_action(action.actor, agg, other, *rest)
 
 
+@covers("react")
 def misread_value(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """perception.misread_value: the answer transcribes the query's result wrongly."""
     answer = str((action.tool_args or {}).get("answer", ""))
@@ -91,6 +93,7 @@ def misread_value(action: Action, rng: random.Random, history: Sequence[Step]) -
     return final_action(action.actor, misread(answer, rng))
 
 
+@covers("solver_verifier")
 def distorted_handoff(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """coordination.distorted_handoff: the solver's proposal miscopies the query's value."""
     m = _PROPOSAL_RE.match(action.content) if action.tool is None else None
@@ -99,6 +102,7 @@ def distorted_handoff(action: Action, rng: random.Random, history: Sequence[Step
     return Action("solver", _PROPOSAL.format(answer=typo(m.group(1), rng)))
 
 
+@covers("solver_verifier")
 def false_approval(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """verification.false_approval: instead of sending the solver back, the verifier
     answers with the proposal it should have rejected, in its approval wording."""
@@ -113,6 +117,7 @@ def false_approval(action: Action, rng: random.Random, history: Sequence[Step]) 
 _SWAP_AGG = {"total": "average", "average": "total", "largest": "smallest", "smallest": "largest"}
 
 
+@covers("react", "solver_verifier")
 def wrong_operand(action: Action, rng: random.Random) -> Action | None:
     """reasoning.wrong_operand: the right aggregate over a neighbouring month."""
     table = parse_sql_step(action)
@@ -123,6 +128,7 @@ def wrong_operand(action: Action, rng: random.Random) -> Action | None:
     return sql_action(action.actor, agg, measure, product, region, other)
 
 
+@covers("react")
 def wrong_operator(action: Action, rng: random.Random) -> Action | None:
     """reasoning.wrong_operator: a confused aggregate, stated and queried."""
     table = parse_sql_step(action)
@@ -132,6 +138,7 @@ def wrong_operator(action: Action, rng: random.Random) -> Action | None:
     return sql_action(action.actor, _SWAP_AGG[agg], *rest)
 
 
+@covers("react", "solver_verifier")
 def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
     """action.wrong_tool_argument: the intent is right, the query filters another region."""
     table = parse_sql_step(action)
@@ -161,22 +168,3 @@ OPERATORS: dict[str, Operator] = {
 }
 """Taxonomy mode -> operator for this benchmark's queries (a wrong month, aggregate or
 filter), answers and messages."""
-
-COVERAGE: dict[str, tuple[str, ...]] = {
-    "react": (
-        "reasoning.wrong_operand",
-        "reasoning.wrong_operator",
-        "action.wrong_tool_argument",
-        "planning.wrong_subgoal",
-        "perception.misread_value",
-    ),
-    "solver_verifier": (
-        "reasoning.wrong_operand",
-        "action.wrong_tool_argument",
-        "coordination.distorted_handoff",
-        "verification.false_approval",
-    ),
-}
-"""System -> the taxonomy modes these operators must cover on that system: every mode that
-is meaningful for its action types (tests/test_operator_coverage.py checks each one has a
-valid replacement that changes an outcome)."""

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import random
 
+from whowhen.benchmarks.base import covers
 from whowhen.benchmarks.visual_count.policies import answer_action, count_of, parse_answer
 from whowhen.runtime import Action
 
 
+@covers("react")
 def miscount(action: Action, rng: random.Random) -> Action | None:
     """reasoning.miscount: the asked class is counted one too many or one too few (and the
     tally says so too, for a colour-and-shape question)."""
@@ -21,6 +23,7 @@ def miscount(action: Action, rng: random.Random) -> Action | None:
     return answer_action(action.actor, tally, colour, shape, new)
 
 
+@covers("react")
 def misidentified_object(action: Action, rng: random.Random) -> Action | None:
     """perception.misidentified_object: the count of a neighbouring class (same colour or
     same shape; another colour for a colour question) is taken for the asked class."""
@@ -45,14 +48,3 @@ OPERATORS = {
     "perception.misidentified_object": misidentified_object,
 }
 """Taxonomy mode -> operator for this benchmark's answer step."""
-
-COVERAGE: dict[str, tuple[str, ...]] = {
-    "react": (
-        "reasoning.miscount",
-        "perception.misidentified_object",
-        "action.wrong_tool_argument",
-    ),
-}
-"""System -> the taxonomy modes these operators must cover on that system: every mode that
-is meaningful for its action types (tests/test_operator_coverage.py checks each one has a
-valid replacement that changes an outcome)."""

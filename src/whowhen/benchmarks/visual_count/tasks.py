@@ -16,22 +16,14 @@ from functools import lru_cache
 
 import numpy as np
 
+from whowhen.benchmarks.base import integer, section_schema
 from whowhen.media import media_path, png_bytes, put_bytes
 from whowhen.schema import stable_id
 
 BENCHMARK = "visual_count"
 MODALITY = "image"
 CATEGORY = "visual_perception"
-CONFIG_SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["n_tasks"],
-    "properties": {
-        "n_tasks": {"type": "integer", "minimum": 1, "maximum": 100000},
-        "min_objects": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
-        "max_objects": {"type": "integer", "minimum": 1, "maximum": 20, "default": 15},
-    },
-}
+CONFIG_SCHEMA = section_schema(min_objects=integer(1, 20, 5), max_objects=integer(1, 20, 15))
 """JSON Schema of this benchmark's section under `benchmarks:` in the config."""
 SIZE = 160
 GAP = 4

@@ -6,6 +6,7 @@ import random
 from collections.abc import Sequence
 
 from whowhen.agents.scripted import tell
+from whowhen.benchmarks.base import covers
 from whowhen.benchmarks.web_shop.actions import (
     ADD,
     APPROVE,
@@ -30,6 +31,7 @@ from whowhen.runtime import Action, Step
 # operators ---------------------------------------------------------------------------
 
 
+@covers("react", "orchestrator")
 def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
     """A neighbouring option value from the listed ones, or a neighbouring listed item."""
     if action.tool == "select_option" and (m := SELECT_RE.match(action.content)):
@@ -50,6 +52,7 @@ def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
     return None
 
 
+@covers("react")
 def premature_finish(action: Action, rng: random.Random) -> Action | None:
     """Add to cart, or check out, while an option is still unset."""
     m = SELECT_RE.match(action.content) if action.tool == "select_option" else None
@@ -61,6 +64,7 @@ def premature_finish(action: Action, rng: random.Random) -> Action | None:
     return Action(action.actor, CHECKOUT.format(noun=noun), "checkout", {})
 
 
+@covers("react", "orchestrator")
 def wrong_tool(action: Action, rng: random.Random) -> Action | None:
     """Check out instead of adding to the cart (empty cart), or add again instead of
     checking out (a doubled cart)."""
@@ -68,6 +72,7 @@ def wrong_tool(action: Action, rng: random.Random) -> Action | None:
     return Action(action.actor, action.content, swap, {}) if swap else None
 
 
+@covers("react", "orchestrator")
 def misidentified_object(action: Action, rng: random.Random) -> Action | None:
     """Take a listed item with the same product word but over the budget for the one that
     fits, and open it."""
@@ -88,6 +93,7 @@ def misidentified_object(action: Action, rng: random.Random) -> Action | None:
     return Action(action.actor, text, "click", {"target": item_id})
 
 
+@covers("orchestrator")
 def false_approval(action: Action, rng: random.Random) -> Action | None:
     """The verifier checks out the cart it was about to send back."""
     m = REJECT_RE.match(action.content) if action.tool is None else None
@@ -96,6 +102,7 @@ def false_approval(action: Action, rng: random.Random) -> Action | None:
     return Action(action.actor, APPROVE.format(desc=m.group(1)), "checkout", {})
 
 
+@covers("react")
 def wrong_subgoal(action: Action, rng: random.Random) -> Action | None:
     """A search for the product's accessory (the lamp shade for a lamp): the results hold
     no item with the product word, so the agent finds nothing to buy."""
@@ -115,6 +122,7 @@ def _neighbour(values: Sequence[str], value: str, rng: random.Random) -> str | N
     return rng.choice(near) if near else None
 
 
+@covers("orchestrator")
 def distorted_handoff(
     action: Action, rng: random.Random, history: Sequence[Step] = ()
 ) -> Action | None:
@@ -170,23 +178,3 @@ OPERATORS = {
 }
 """Taxonomy mode -> operator for this benchmark's search, click, select_option, add_to_cart,
 checkout and the agents' messages."""
-
-COVERAGE: dict[str, tuple[str, ...]] = {
-    "react": (
-        "action.wrong_tool_argument",
-        "action.wrong_tool",
-        "planning.premature_finish",
-        "planning.wrong_subgoal",
-        "perception.misidentified_object",
-    ),
-    "orchestrator": (
-        "action.wrong_tool_argument",
-        "action.wrong_tool",
-        "perception.misidentified_object",
-        "coordination.distorted_handoff",
-        "verification.false_approval",
-    ),
-}
-"""System -> the taxonomy modes these operators must cover on that system: every mode that
-is meaningful for its action types (tests/test_operator_coverage.py checks each one has a
-valid replacement that changes an outcome)."""
