@@ -90,6 +90,7 @@ def _add_export_training_parser(sub: argparse._SubParsersAction) -> None:
         "export-training",
         help="write the train split as SFT and RL (GRPO) JSONL for fine-tuning an attributor",
     )
+    p.set_defaults(func=commands.export_training_cmd)
     p.add_argument("data", metavar="DATASET", help="dataset folder (runs/steps/labels.parquet)")
     p.add_argument("-o", "--out", required=True, metavar="DIR")
     p.add_argument(
@@ -115,7 +116,6 @@ def _add_export_training_parser(sub: argparse._SubParsersAction) -> None:
         "(default config/taxonomy.yaml; 'none': no modes, as `whowhen attribute` sends)",
     )
     p.add_argument("--max-step-chars", type=int, default=2000, help="as the attributor's")
-    p.set_defaults(func=commands.export_training_cmd)
 
 
 def _add_review_parser(sub: argparse._SubParsersAction) -> None:
