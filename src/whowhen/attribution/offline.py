@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 
 import polars as pl
 
@@ -42,31 +43,8 @@ def attribute(
     candidates = agent_steps(steps)
     by_run = {key[0]: frame for key, frame in candidates.group_by("run_id")}
     all_by_run = {key[0]: frame for key, frame in steps.group_by("run_id")}
-    system_of = dict(zip(runs["run_id"], runs["system"], strict=True))
     if attributor in SHORTCUTS:
-        train = training_rows(
-            labels
-            if labels is not None
-            else pl.DataFrame(
-                {"run_id": [], "split": [], "decisive_agent": [], "decisive_step": []},
-                schema={
-                    "run_id": pl.String,
-                    "split": pl.String,
-                    "decisive_agent": pl.String,
-                    "decisive_step": pl.Int64,
-                },
-            ),
-            runs,
-            candidates,
-        )
-        fitted = SHORTCUTS[attributor](train) if train.height else None
-        if fitted is None:
-            log.warning("%s: no train split to fit on; no predictions", attributor)
-
-        def predict(frame: pl.DataFrame, seed: int, run_id: str = "") -> tuple[str, int] | None:
-            if fitted is None or frame.height == 0:
-                return None
-            return fitted(frame, system_of[frame["run_id"][0]])
+        predict = _shortcut(attributor, labels, runs, candidates)
     elif attributor in BASELINES:
         predict = BASELINES[attributor]
     rows = []
@@ -92,3 +70,36 @@ def attribute(
         )
     log.info("attribution %s: %d predictions", attributor, len(rows))
     return pl.from_arrow(to_arrow(rows, PREDICTIONS))
+
+
+def _shortcut(
+    attributor: str, labels: pl.DataFrame | None, runs: pl.DataFrame, candidates: pl.DataFrame
+) -> Callable[..., tuple[str, int] | None]:
+    """A shortcut predictor fitted on the train split of `labels` (none: it predicts
+    nothing), as a baseline-style `predict(frame, seed)`."""
+    system_of = dict(zip(runs["run_id"], runs["system"], strict=True))
+    train = training_rows(
+        labels
+        if labels is not None
+        else pl.DataFrame(
+            {"run_id": [], "split": [], "decisive_agent": [], "decisive_step": []},
+            schema={
+                "run_id": pl.String,
+                "split": pl.String,
+                "decisive_agent": pl.String,
+                "decisive_step": pl.Int64,
+            },
+        ),
+        runs,
+        candidates,
+    )
+    fitted = SHORTCUTS[attributor](train) if train.height else None
+    if fitted is None:
+        log.warning("%s: no train split to fit on; no predictions", attributor)
+
+    def predict(frame: pl.DataFrame, seed: int, run_id: str = "") -> tuple[str, int] | None:
+        if fitted is None or frame.height == 0:
+            return None
+        return fitted(frame, system_of[frame["run_id"][0]])
+
+    return predict

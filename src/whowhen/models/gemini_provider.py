@@ -59,6 +59,27 @@ class GeminiProvider:
         from google.genai import types
 
         system, contents = to_contents(request)
+        try:
+            resp = await self._client.aio.models.generate_content(
+                model=self.spec.name,
+                contents=contents,
+                config=types.GenerateContentConfig(**self._config(request, system)),
+            )
+        except genai_errors.APIError as exc:
+            raise _api_error(exc) from None
+        except ValueError as exc:
+            raise ProviderError("malformed", str(exc)[:300]) from None
+        except Exception as exc:  # the SDK's transport (httpx/httpx2/aiohttp) errors
+            if "timeout" in type(exc).__name__.lower():
+                raise ProviderError("timeout", "request timed out") from None
+            raise ProviderError("connection", type(exc).__name__) from None
+        return _reply(resp)
+
+    def _config(self, request: ChatRequest, system: Any) -> dict[str, Any]:
+        """The GenerateContentConfig fields of one request: sampling, native tools (when
+        the model takes them) and structured output."""
+        from google.genai import types  # deferred: google-genai is heavy
+
         config: dict[str, Any] = {
             "temperature": request.settings.temperature,
             "max_output_tokens": request.settings.max_tokens,
@@ -87,62 +108,60 @@ class GeminiProvider:
         if request.schema is not None and self.spec.structured_output != "none":
             config["response_mime_type"] = "application/json"
             config["response_json_schema"] = request.schema
-        try:
-            resp = await self._client.aio.models.generate_content(
-                model=self.spec.name,
-                contents=contents,
-                config=types.GenerateContentConfig(**config),
-            )
-        except genai_errors.APIError as exc:
-            code = int(getattr(exc, "code", 0) or 0)
-            headers = getattr(getattr(exc, "response", None), "headers", None) or {}
-            retry_after = parse_retry_after(headers.get("retry-after")) if headers else None
-            kind = (
-                "rate_limit"
-                if code == 429
-                else "server"
-                if code >= 500
-                else "auth"
-                if code in (401, 403)
-                else "bad_request"
-            )
-            raise ProviderError(kind, str(exc).splitlines()[0][:300], retry_after, code) from None
-        except ValueError as exc:
-            raise ProviderError("malformed", str(exc)[:300]) from None
-        except Exception as exc:  # the SDK's transport (httpx/httpx2/aiohttp) errors
-            if "timeout" in type(exc).__name__.lower():
-                raise ProviderError("timeout", "request timed out") from None
-            raise ProviderError("connection", type(exc).__name__) from None
-        try:
-            calls = tuple(
-                (c.name or "", json.dumps(c.args or {}, sort_keys=True))
-                for c in (resp.function_calls or [])
-            )
-            text = resp.text if not calls else (resp.text or "")
-            meta = resp.usage_metadata
-            usage = (
-                Usage(
-                    meta.prompt_token_count or 0,
-                    meta.candidates_token_count or 0,
-                    meta.cached_content_token_count or 0,
-                )
-                if meta
-                else Usage()
-            )
-            finish = resp.candidates[0].finish_reason if resp.candidates else None
-        except (AttributeError, IndexError, TypeError, ValueError) as exc:
-            raise ProviderError("malformed", f"unexpected response shape ({exc})") from None
-        if text is None and not calls:
-            raise ProviderError("malformed", "response has no text")
-        return Reply(
-            text or "",
-            usage,
-            None if finish is None else str(getattr(finish, "value", finish)),
-            calls,
-        )
+        return config
 
     async def close(self) -> None:
         return None
+
+
+def _api_error(exc: Any) -> ProviderError:
+    """An SDK API error as the client's error kinds (429 rate limit, 5xx server, 401/403
+    auth, else bad request), with the server's Retry-After."""
+    code = int(getattr(exc, "code", 0) or 0)
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    retry_after = parse_retry_after(headers.get("retry-after")) if headers else None
+    kind = (
+        "rate_limit"
+        if code == 429
+        else "server"
+        if code >= 500
+        else "auth"
+        if code in (401, 403)
+        else "bad_request"
+    )
+    return ProviderError(kind, str(exc).splitlines()[0][:300], retry_after, code)
+
+
+def _reply(resp: Any) -> Reply:
+    """Text, native tool calls, usage and finish reason of a response; an unexpected
+    shape is a malformed response, not a crash."""
+    try:
+        calls = tuple(
+            (c.name or "", json.dumps(c.args or {}, sort_keys=True))
+            for c in (resp.function_calls or [])
+        )
+        text = resp.text if not calls else (resp.text or "")
+        meta = resp.usage_metadata
+        usage = (
+            Usage(
+                meta.prompt_token_count or 0,
+                meta.candidates_token_count or 0,
+                meta.cached_content_token_count or 0,
+            )
+            if meta
+            else Usage()
+        )
+        finish = resp.candidates[0].finish_reason if resp.candidates else None
+    except (AttributeError, IndexError, TypeError, ValueError) as exc:
+        raise ProviderError("malformed", f"unexpected response shape ({exc})") from None
+    if text is None and not calls:
+        raise ProviderError("malformed", "response has no text")
+    return Reply(
+        text or "",
+        usage,
+        None if finish is None else str(getattr(finish, "value", finish)),
+        calls,
+    )
 
 
 register(ProviderKind("gemini", GeminiProvider, key_env="GEMINI_API_KEY"))
