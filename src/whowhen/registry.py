@@ -71,10 +71,10 @@ def _benchmark_modules() -> list[str]:
 
 
 def discover() -> dict[str, Benchmark]:
-    """(Re)build BENCHMARKS and SYSTEMS in place from the packages and entry points.
+    """Build BENCHMARKS and SYSTEMS in place from the packages and entry points.
 
-    Runs once at import; call it again after installing a benchmark distribution in the
-    same process (tests do)."""
+    Runs once at import. The operator registry (`injection.operators`) is built from it
+    when that module is imported, so a benchmark installed later needs a new process."""
     found: dict[str, Benchmark] = {}
     for module_name in _benchmark_modules():
         spec = _spec_of(module_name)
