@@ -139,7 +139,11 @@ def test_faults_are_retried_or_recorded(tmp_path) -> None:
     assert all(r.ok or r.error for r in results) and len(results) == 100
     assert client.stats.retries == sum(r.attempts - 1 for r in results) > 0
     assert sum(r.ok for r in results) >= 97
-    assert sum(r.attempts for r in results) == len(srv.requests)
+    # Every request the server saw was an attempt, and every answer came from a clean
+    # request. Equality does not hold: on a loaded machine an attempt can time out
+    # before the in-process server has read it.
+    assert len(srv.requests) <= sum(r.attempts for r in results)
+    assert sum(r.ok for r in results) <= srv.completed
 
 
 def test_rate_limit_honours_retry_after_and_shrinks_concurrency(tmp_path) -> None:
