@@ -7,15 +7,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import whowhen.sandbox
+import whowhen.sandbox.run
 
 
 class SandboxClock:
-    """Wraps `whowhen.sandbox.run_python` once installed; `seconds` sums its wall time."""
+    """Wraps the sandbox's watchdog (every sandboxed program passes through it) once
+    installed; `seconds` sums its wall time."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
-        self._run = whowhen.sandbox.run_python
+        self._run = whowhen.sandbox.run.watch
 
     def _timed(self, *args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
@@ -25,7 +26,7 @@ class SandboxClock:
             self.seconds += time.perf_counter() - start
 
     def install(self) -> SandboxClock:
-        whowhen.sandbox.run_python = self._timed
+        whowhen.sandbox.run.watch = self._timed
         return self
 
 

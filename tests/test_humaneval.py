@@ -89,6 +89,32 @@ def test_evaluator_runs_the_hidden_tests() -> None:
     assert passes(task.answer.replace("\n", "\n\n") + "\n# same program\n", problem)
 
 
+@pytest.mark.parametrize(
+    "forgery",
+    [
+        "import os\nos._exit(0)",
+        "import sys\nsys.exit(0)",
+        "import builtins\nbuiltins.check = lambda c: None\ndef check(candidate):\n    pass",
+        "import sys\nsys.settrace(None)\nprint('PASS 0')\nraise SystemExit(0)",
+        "class Any:\n    def __eq__(self, other):\n        return True\n"
+        "def {entry}(*a, **k):\n    return Any()",
+    ],
+)
+def test_a_wrong_solution_cannot_forge_a_pass(forgery: str) -> None:
+    """Only the judge, after `check` returns, prints the run's token: a candidate that
+    exits early, patches `check` or returns an always-equal object fails."""
+    task = ALL[0]
+    problem = _problem(task.source_id)
+    wrong = task.question + "    return None\n\n" + forgery.format(entry=problem.entry_point)
+    assert not passes(wrong + "\n", problem)
+    assert passes(task.answer, problem)
+
+
+@pytest.mark.slow
+def test_every_reference_solution_passes_the_judge() -> None:
+    assert all(passes(p.reference, p) for p in problems())
+
+
 def test_tools() -> None:
     task = next(t for t in ALL if len(t.examples) >= 2)
     env = HumanEvalEnv(task)

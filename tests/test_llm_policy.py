@@ -93,3 +93,46 @@ def test_warm_start_with_a_model_policy_replays_from_cache(tmp_path) -> None:
 def test_llm_system_needs_a_model() -> None:
     with pytest.raises(WhowhenError, match=r"agents\.model"):
         make_system("llm_react", "arithmetic")
+
+
+_STEAL = """
+import os
+found = [os.environ.get(k) for k in os.environ]
+for path in ("/proc/self/environ", "/proc/1/environ", f"/proc/{os.getppid()}/environ",
+             os.path.expanduser("~/.bashrc"), "/etc/environment"):
+    try:
+        found.append(open(path, "rb").read().decode("latin-1"))
+    except OSError as exc:
+        found.append(type(exc).__name__)
+print(found)
+"""
+
+
+def _thief(prompt: str, schema) -> str:
+    """A model that makes the agent try to read API keys before it answers."""
+    import json
+
+    if "FileNotFoundError" not in prompt:
+        return f"Thought: look around first.\nAction: run_python({json.dumps({'code': _STEAL})})"
+    return 'Thought: done.\nAction: final_answer({"answer": "0"})'
+
+
+def test_an_agent_that_hunts_for_keys_finds_none(tmp_path, monkeypatch) -> None:
+    """The key is in this process's environment; the model-driven agent asks run_python
+    to read it every way it can, and no artifact or cache entry holds it."""
+    secret = "sk-agent-must-not-see-7731"
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", secret)
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    with TestServer(Behaviour(responder=_thief)) as srv:
+        runs, steps, _ = run_rollouts(
+            "humaneval", "llm_react", {"n_tasks": 2}, 1, 0.0, 60,
+            client=_client(srv, cache=tmp_path / "cache"),
+        )  # fmt: skip
+    observations = steps.filter(pl.col("kind") == "observation")["content"].to_list()
+    assert any("FileNotFoundError" in o for o in observations), observations
+    steps.write_parquet(tmp_path / "steps.parquet")
+    runs.write_parquet(tmp_path / "runs.parquet")
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    assert not any(secret in str(body) for body in srv.bodies)

@@ -1,10 +1,26 @@
-"""The sandbox for agent-written code: each limit ends the run with a clear status."""
+"""The sandbox for agent-written code, tried the way an attacker would.
+
+Each attack from the containment issue is one test: it must end with the expected
+status, within the wall limit, with nothing of the host read, written or signalled.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
 
 from whowhen.sandbox import Limits, run_python
+
+SECRET = "sk-should-not-leak-4242"
 
 
 def test_ok_and_error() -> None:
@@ -12,51 +28,248 @@ def test_ok_and_error() -> None:
     assert res.ok and res.stdout.strip() == "45"
     res = run_python("raise ValueError('bad')")
     assert res.status == "error" and "ValueError: bad" in res.stderr
+    assert "runner.py" not in res.stderr  # the traceback starts at the agent's code
+    res = run_python("from __future__ import annotations\nx: int = 1\nprint(x)")
+    assert res.ok and res.stdout.strip() == "1"
 
 
 def test_infinite_loop_hits_cpu_limit() -> None:
     res = run_python("while True:\n    pass", Limits(cpu_s=1, wall_s=10))
-    assert res.status == "cpu_limit" and res.wall_s < 8
+    assert res.status == "cpu_limit" and res.wall_s < 3
 
 
 def test_sleeping_forever_hits_wall_limit() -> None:
     res = run_python("import time\ntime.sleep(60)", Limits(wall_s=1))
-    assert res.status == "timeout" and res.wall_s < 5
+    assert res.status == "timeout" and res.wall_s < 2
 
 
-def test_10_gb_allocation_hits_memory_limit() -> None:
-    res = run_python("x = bytearray(10 * 1024 ** 3)", Limits(memory_mb=256))
+def test_filling_memory_hits_memory_limit() -> None:
+    res = run_python("x = []\nwhile True:\n    x.append(' ' * 10000)", Limits(memory_mb=256))
     assert res.status == "memory_limit"
 
 
-def test_process_storm_is_blocked() -> None:
-    res = run_python("import os\nwhile True:\n    os.fork()")
-    assert res.status == "blocked" and "os.fork" in res.stderr
-    res = run_python("import subprocess\nsubprocess.run(['true'])")
-    assert res.status == "blocked"
-    res = run_python("import os\nos.system('echo hi')")
-    assert res.status == "blocked"
+def test_a_request_past_the_cap_is_the_programs_error() -> None:
+    res = run_python("x = bytearray(10 * 1024 ** 3)", Limits(memory_mb=256))
+    assert res.status == "error" and "MemoryError" in res.stderr
 
 
-def test_writes_outside_the_temp_dir_are_blocked(tmp_path) -> None:
-    target = tmp_path / "escaped.txt"
-    res = run_python(f"open({str(target)!r}, 'w').write('x')")
-    assert res.status == "blocked" and not target.exists()
-    res = run_python(f"import os\nos.remove({str(__file__)!r})")
-    assert res.status == "blocked" and os.path.exists(__file__)
-    inside = run_python("open('notes.txt', 'w').write('ok')\nprint(open('notes.txt').read())")
-    assert inside.ok and inside.stdout.strip() == "ok"
+def test_host_files_are_not_there(tmp_path) -> None:
+    (tmp_path / "private.txt").write_text(SECRET)
+    code = f"""
+        import os
+        for path in ("/etc/passwd", {str(tmp_path / "private.txt")!r}, {__file__!r}):
+            try:
+                print(open(path).read())
+            except OSError as exc:
+                print(type(exc).__name__)
+        for d in ("/root", "/work", "/home", "/proc", "/sys", "/etc", "/usr/bin"):
+            print(d, os.path.exists(d) and os.listdir(d))
+    """
+    res = run_python(textwrap.dedent(code))
+    assert res.ok, res.stderr
+    assert SECRET not in res.stdout and "root:x:0" not in res.stdout
+    assert "def test_host_files_are_not_there" not in res.stdout
+    assert res.stdout.count("FileNotFoundError") == 3
+    assert "/proc False" in res.stdout and "/etc False" in res.stdout
 
 
-def test_huge_output_is_truncated() -> None:
-    res = run_python("print('x' * 10_000_000)", Limits(output_bytes=1000))
-    assert res.status == "output_limit" and len(res.stdout) < 1100
-    assert res.stdout.endswith("[output truncated]")
+def test_no_key_through_environ_or_proc(monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    code = """
+        import os
+        print(sorted(os.environ), os.environ.get("OPENAI_API_KEY"))
+        for path in ("/proc/self/environ", "/proc/1/environ", f"/proc/{os.getppid()}/environ"):
+            try:
+                print(open(path, "rb").read())
+            except OSError as exc:
+                print(type(exc).__name__)
+    """
+    res = run_python(textwrap.dedent(code))
+    assert res.ok and SECRET not in res.stdout and "None" in res.stdout
 
 
-def test_no_secrets_in_the_environment(monkeypatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-should-not-leak")
-    res = run_python(
-        "import os\nprint(sorted(os.environ))\nprint(os.environ.get('OPENAI_API_KEY'))"
+def test_no_network_to_the_host() -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(0.2)
+    port = listener.getsockname()[1]
+    code = f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)"
+    res = run_python(code, Limits(wall_s=5))
+    with pytest.raises(TimeoutError):
+        listener.accept()
+    listener.close()
+    assert res.status == "error" and "ConnectionRefusedError" in res.stderr
+
+
+def test_processes_ctypes_and_shells_reach_nothing(tmp_path) -> None:
+    target = tmp_path / "touched"
+    code = f"""
+        import ctypes, subprocess
+        print(ctypes.CDLL(None).system(b"touch {target}"))
+        try:
+            subprocess.run(["id"])
+        except OSError as exc:
+            print(type(exc).__name__)
+        subprocess.run([{os.path.realpath(sys.executable)!r}, "-c", "print('child ran')"])
+    """
+    res = run_python(textwrap.dedent(code))
+    assert res.ok, res.stderr
+    assert not target.exists() and "FileNotFoundError" in res.stdout
+    assert "child ran" in res.stdout  # processes run, but only inside
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "open(T, 'w').write('x')",
+        "os.open(os.path.basename(T), os.O_WRONLY | os.O_TRUNC, dir_fd=os.open(D, os.O_RDONLY))",
+        "os.remove(os.path.basename(T), dir_fd=os.open(D, os.O_RDONLY))",
+        "os.rename(T, T + '.moved')",
+        "import shutil; shutil.move(T, '/tmp/stolen')",
+        "os.link(T, T + '.link')",
+        "os.symlink('/tmp', T + '.sym')",
+        "os.open(T, os.O_RDONLY | os.O_TRUNC)",
+    ],
+)
+def test_host_files_cannot_be_changed(tmp_path, attack: str) -> None:
+    target = tmp_path / "keep.txt"
+    target.write_text("intact")
+    res = run_python(f"import os\nT, D = {str(target)!r}, {str(tmp_path)!r}\n{attack}")
+    assert res.status == "error"
+    assert target.read_text() == "intact" and sorted(os.listdir(tmp_path)) == ["keep.txt"]
+
+
+def test_writes_inside_work() -> None:
+    res = run_python("open('notes.txt', 'w').write('ok')\nprint(open('notes.txt').read())")
+    assert res.ok and res.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGSTOP"])
+def test_signalling_the_parent_reaches_only_the_sandbox(sig: str) -> None:
+    code = f"import os, signal\nos.kill(os.getppid(), signal.{sig})\nos.kill(-1, signal.{sig})"
+    start = time.monotonic()
+    res = run_python(code, Limits(wall_s=2))
+    assert time.monotonic() - start < 3
+    assert res.status in ("error", "timeout")
+
+
+def _alive_with(marker: str) -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(int(pid))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+@pytest.mark.parametrize("stdout", ["inherit", "devnull"])
+def test_grandchildren_die_with_the_sandbox(stdout: str) -> None:
+    marker = f"grandchild-{uuid.uuid4().hex}"
+    py = os.path.realpath(sys.executable)
+    out = "None" if stdout == "inherit" else "subprocess.DEVNULL"
+    code = f"""
+        import subprocess
+        subprocess.Popen([{py!r}, "-c", "import time; time.sleep(60)", {marker!r}],
+                         start_new_session=True, stdout={out})
+        print("started", flush=True)
+        {"import time; time.sleep(60)" if stdout == "inherit" else ""}
+    """
+    start = time.monotonic()
+    res = run_python(textwrap.dedent(code), Limits(wall_s=2))
+    assert time.monotonic() - start < 3
+    assert "started" in res.stdout
+    time.sleep(0.2)
+    assert not _alive_with(marker)
+
+
+def test_a_gigabyte_of_output_costs_the_parent_nothing(tmp_path) -> None:
+    """In a fresh process whose address space is capped near its current size: the 1 GB
+    is never buffered, and the parent's peak RSS grows by well under 50 MB."""
+    probe = textwrap.dedent("""
+        import json, resource, sys
+        from whowhen.sandbox import Limits, run_python
+        run_python("print(1)")  # warm up: imports, the sandbox probe
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        vm = int(open("/proc/self/status").read().split("VmSize:")[1].split()[0]) * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (vm + 300 * 2**20, resource.RLIM_INFINITY))
+        code = "import sys\\nchunk = 'x' * 2**20\\nfor _ in range(1024): sys.stdout.write(chunk)"
+        res = run_python(code, Limits(wall_s=30))
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print(json.dumps([res.status, (after - before) / 1024, len(res.stdout)]))
+    """)
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    status, grown_mb, size = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert status == "output_limit" and grown_mb < 50 and size < 70_000
+
+
+def test_a_big_file_is_an_output_limit_and_the_disk_is_capped() -> None:
+    res = run_python("open('big', 'w').write('x' * 20_000_000)")
+    assert res.status == "output_limit"
+    fill = "i = 0\nwhile True:\n    open(f'f{i}', 'w').write('x' * 8_000_000)\n    i += 1"
+    start = time.monotonic()
+    res = run_python(fill, Limits(wall_s=5))
+    assert res.status == "error" and "No space left" in res.stderr
+    assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize(
+    "fake",
+    [
+        "import sys\nprint('MemoryError', file=sys.stderr)\nsys.exit(1)",
+        "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
+        "import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)",
+        "import sys\nprint('PermissionError: sandbox: x', file=sys.stderr)\nsys.exit(152)",
+    ],
+)
+def test_statuses_cannot_be_faked(fake: str) -> None:
+    assert run_python(fake).status == "error"
+
+
+def test_a_process_storm_is_stopped() -> None:
+    start = time.monotonic()
+    res = run_python("import os\nwhile True:\n    os.fork()", Limits(wall_s=5))
+    assert res.status == "process_limit" and time.monotonic() - start < 5
+
+
+def _busy_loops(cpu: int, n: int) -> list[subprocess.Popen]:
+    loop = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"
+    return [subprocess.Popen([sys.executable, "-c", loop]) for _ in range(n)]
+
+
+def test_the_same_cpu_bound_program_gets_the_same_status_under_load() -> None:
+    code, limits = "while True:\n    pass", Limits(cpu_s=1, wall_s=2)
+    idle = run_python(code, limits)
+    cpu = sorted(os.sched_getaffinity(0))[-1]
+    loops = _busy_loops(cpu, 3)
+    mask = os.sched_getaffinity(0)
+    try:
+        time.sleep(0.3)
+        os.sched_setaffinity(0, {cpu})  # the sandbox inherits it: one core, four loops
+        loaded = run_python(code, limits)
+    finally:
+        os.sched_setaffinity(0, mask)
+        for p in loops:
+            p.kill()
+    assert idle.status == loaded.status == "cpu_limit"
+    assert loaded.wall_s < limits.wall_s + 1
+
+
+def test_without_a_sandbox_agent_code_does_not_run(tmp_path) -> None:
+    env = {**os.environ, "WHOWHEN_BWRAP": str(tmp_path / "no-bwrap")}
+    env.pop("WHOWHEN_SANDBOX", None)
+    code = "from whowhen.sandbox import run_python\nprint(run_python('print(1)'))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode != 0
+    assert "agent code cannot run: the sandbox did not start" in proc.stderr
+    assert "unsafe_local" in proc.stderr
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**env, "WHOWHEN_SANDBOX": "unsafe-local"},
     )
-    assert res.ok and "sk-should-not-leak" not in res.stdout and "None" in res.stdout
+    assert proc.returncode == 0 and "status='ok'" in proc.stdout

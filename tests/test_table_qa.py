@@ -84,6 +84,7 @@ def test_agent_sql_is_contained(tmp_path) -> None:
     """No files through SQL, a runaway query stopped at its time limit, a huge result cut
     to 20 rows; the episode goes on after each."""
     from whowhen.benchmarks.table_qa.env import run_sql
+    from whowhen.benchmarks.table_qa.tasks import make_table
 
     secret = tmp_path / "secret.csv"
     secret.write_text("a\n42\n")
@@ -97,7 +98,8 @@ def test_agent_sql_is_contained(tmp_path) -> None:
     assert "disabled by configuration" in sql(
         "WITH t AS (SELECT 1) SELECT * FROM read_parquet('/etc/passwd')"
     )
-    out = run_sql(env._con, "SELECT count(*) FROM range(100000000000)", time_limit_s=0.5)
+    table = make_table(TASKS[0].seed)
+    out = run_sql(table, "SELECT count(*) FROM range(100000000000)", time_limit_s=0.5)
     assert out == "Error: the query ran past its time limit (0.5 s) and was stopped"
     assert sql("SELECT * FROM range(10000000)").endswith("(more than 20 rows)")
     assert sql("SELECT SUM(units) AS s FROM sales").startswith("s\n")  # still usable

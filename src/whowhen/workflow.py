@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from whowhen import sandbox
 from whowhen.errors import WhowhenError
 
 
@@ -33,6 +34,7 @@ def run_stage(smk: Any, stage: Stage) -> None:
     logging.basicConfig(
         level=logging.INFO, handlers=handlers, force=True, format=f"[{name}] %(message)s"
     )
+    sandbox.configure(bool(getattr(smk, "config", {}).get("sandbox", {}).get("unsafe_local")))
     try:
         stage(_named(smk.params), _named(smk.input), _named(smk.output), _named(smk.wildcards))
     except WhowhenError as exc:

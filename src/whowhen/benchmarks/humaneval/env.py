@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import re
+import secrets
+from pathlib import Path
 from typing import Any
 
 from whowhen.benchmarks.base import AnswerEnv, Tool
@@ -19,8 +22,7 @@ from whowhen.benchmarks.humaneval.tasks import (
     example_script,
 )
 from whowhen.runtime import Action
-from whowhen.sandbox import Limits
-from whowhen.sandbox import run_python as sandboxed
+from whowhen.sandbox import Limits, run_program
 from whowhen.tools import FINAL_ANSWER_TOOL, RUN_PYTHON_TOOL
 from whowhen.tools import run_python as _run_python_text
 
@@ -67,22 +69,35 @@ def strip_fences(code: str) -> str:
     return m.group(1) if m else code
 
 
-def check_program(answer: str, problem: Problem) -> str:
-    """The official-style check: candidate + hidden test + `check(entry_point)`. A candidate
-    that does not define the entry point is taken as a body and put after the prompt."""
+def candidate_program(answer: str, problem: Problem) -> str:
+    """The candidate as a program; one that does not define the entry point is taken as
+    a body and put after the prompt."""
     code = strip_fences(answer)
     if not re.search(rf"^\s*def {re.escape(problem.entry_point)}\s*\(", code, re.M):
         code = problem.prompt + code
-    return f"{code}\n\n{problem.test}\n\ncheck({problem.entry_point})\n"
+    return code
+
+
+_JUDGE = (Path(__file__).parent / "judge.py").read_text(encoding="utf-8")
 
 
 def passes(answer: str, problem: Problem) -> bool:
-    """Whether the candidate passes the hidden tests (10 s wall, 5 s CPU, 512 MB)."""
-    program = check_program(answer, problem)
-    key = hashlib.sha256(program.encode()).hexdigest()
+    """Whether the candidate passes the hidden tests (10 s wall, 5 s CPU, 512 MB): only
+    when the judge (`judge.py`), after `check` returned, prints this run's one-time
+    token, which the candidate's process never sees."""
+    program = candidate_program(answer, problem)
+    key = hashlib.sha256(f"{problem.source_id}\0{program}".encode()).hexdigest()
     if key not in _CHECKS:
-        result = sandboxed(program, Limits(wall_s=10.0, cpu_s=5, memory_mb=512))
-        _CHECKS[key] = result.ok
+        token = secrets.token_hex(16)
+        spec = {"prompt": problem.prompt, "test": problem.test, "entry": problem.entry_point}
+        files = {"judge.py": _JUDGE, "problem.json": json.dumps(spec), "candidate.py": program}
+        result = run_program(
+            files,
+            ["judge.py", "judge", "problem.json", "candidate.py"],
+            Limits(wall_s=10.0, cpu_s=5, memory_mb=512),
+            stdin=f"{token}\n".encode(),
+        )
+        _CHECKS[key] = result.ok and result.stdout.strip() == f"PASS {token}"
     return _CHECKS[key]
 
 

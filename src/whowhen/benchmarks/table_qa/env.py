@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
-import threading
 from functools import lru_cache
+from pathlib import Path
 
 import duckdb
+import polars as pl
 
 from whowhen.benchmarks.base import AnswerEnv, Tool
 from whowhen.benchmarks.scoring import numeric
@@ -18,6 +20,8 @@ from whowhen.benchmarks.table_qa.tasks import (
     REGIONS,
     make_table,
 )
+from whowhen.sandbox import Limits
+from whowhen.sandbox.worker import Worker
 from whowhen.tools import FINAL_ANSWER_TOOL, format_number
 
 TOOL_SPECS = (
@@ -40,35 +44,75 @@ _READ_ONLY = re.compile(r"^\s*(select|with)\b", re.I)
 
 SQL_TIME_LIMIT_S = 5.0
 """Wall-time limit of one agent query: a runaway join is interrupted, not waited for."""
+SQL_MEMORY = "256MB"
+SQL_LIMITS = Limits(wall_s=SQL_TIME_LIMIT_S, cpu_s=3600, memory_mb=1024, disk_mb=16)
+"""The worker's sandbox: DuckDB's own cap is 256 MB; the address space is capped at 1 GB
+for whatever DuckDB allocates outside it (one huge string, say)."""
+_TYPES = {pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Int32: "INTEGER", pl.Float64: "DOUBLE"}
+
+
+def _duckdb_files() -> tuple[str, tuple[str, ...]]:
+    """The site dir that holds `duckdb`, and the package's paths to bind read-only (its
+    native module and its metadata, which it reads for its version)."""
+    package = Path(duckdb.__file__).parent
+    site = package.parent
+    extra = [*site.glob("_duckdb*.so"), *site.glob("duckdb-*.dist-info")]
+    return str(site), (str(package), *(str(p) for p in extra))
+
+
+class SqlSandbox:
+    """The agent's SQL runs in a sandboxed DuckDB worker, never in this process: every
+    query is bounded in time and memory whatever operator it uses, and the worker
+    cannot see a file. Tables are sent to the worker once per worker process."""
+
+    def __init__(self) -> None:
+        site, binds = _duckdb_files()
+        script = str(Path(__file__).with_name("sql_worker.py"))
+        args = [site, SQL_MEMORY, str(SQL_TIME_LIMIT_S)]
+        self.worker = Worker(script, args, SQL_LIMITS, binds)
+        self._sent: set[str] = set()
+        self._generation = -1
+
+    def query(self, table: pl.DataFrame, query: str, max_rows: int, time_limit_s: float) -> dict:
+        key = hashlib.sha256(table.write_csv().encode()).hexdigest()[:16]
+        generation = self.worker.started()
+        if self._generation != generation:
+            self._sent, self._generation = set(), generation
+        if key not in self._sent:
+            cols = [[c, _TYPES.get(t.base_type(), "VARCHAR")] for c, t in table.schema.items()]
+            setup = {"table": key, "columns": cols, "rows": table.rows()}
+            if self.worker.ask(setup, 30.0) is None:
+                return {"error": "the SQL sandbox did not start"}
+            self._sent.add(key)
+        req = {"query": query, "table": key, "max_rows": max_rows, "time_limit_s": time_limit_s}
+        reply = self.worker.ask(req, time_limit_s + 1)
+        return {"timeout": True} if reply is None else reply
+
+
+@lru_cache(maxsize=1)
+def sql_sandbox() -> SqlSandbox:
+    """One worker per process, shared by every episode (queries are read-only)."""
+    return SqlSandbox()
 
 
 def run_sql(
-    con: duckdb.DuckDBPyConnection,
+    table: pl.DataFrame,
     query: str,
     max_rows: int = 20,
     time_limit_s: float = SQL_TIME_LIMIT_S,
 ) -> str:
-    """Run one read-only query; anything else is refused, so no episode can change the
-    shared database another episode reads. The agent's SQL is contained like its Python:
-    no file system (`_database`), a memory cap, a wall-time limit, at most `max_rows` rows
-    back. A hit limit is reported to the agent as the tool's error. Known gap: DuckDB
-    checks for the interrupt between vectors, and a few operators (building one huge list)
-    run long before they look; the memory cap still bounds them."""
+    """Run one read-only query against `table` (as `sales`); anything else is refused, so
+    no episode can change a table another episode reads. A hit limit is reported to the
+    agent as the tool's error; at most `max_rows` rows come back."""
     if not _READ_ONLY.match(query) or query.strip().rstrip(";").count(";"):
         return "Error: only a single SELECT query is allowed"
-    timer = threading.Timer(time_limit_s, con.interrupt)
-    timer.start()
-    try:
-        result = con.execute(query)
-        names = [d[0] for d in result.description or []]
-        rows = result.fetchmany(max_rows + 1)
-    except duckdb.InterruptException:
+    reply = sql_sandbox().query(table, query, max_rows, time_limit_s)
+    if reply.get("timeout"):
         return f"Error: the query ran past its time limit ({time_limit_s:g} s) and was stopped"
-    except duckdb.Error as exc:
-        return f"Error: {str(exc).splitlines()[0]}"
-    finally:
-        timer.cancel()
-    lines = [",".join(names)] + [
+    if "error" in reply:
+        return f"Error: {reply['error']}"
+    rows = reply["rows"]
+    lines = [",".join(reply["names"])] + [
         ",".join(
             "" if v is None else format_number(v) if isinstance(v, float) else str(v) for v in row
         )
@@ -79,32 +123,13 @@ def run_sql(
     return "\n".join(lines)
 
 
-SQL_MEMORY = "256MB"
-
-
-@lru_cache(maxsize=1)
-def _database() -> duckdb.DuckDBPyConnection:
-    """One in-memory database for every episode: no file access (an agent cannot read
-    or write files through SQL), a memory cap, one thread."""
-    return duckdb.connect(
-        config={"enable_external_access": False, "memory_limit": SQL_MEMORY, "threads": "1"}
-    )
-
-
 class TableQAEnv(AnswerEnv):
     """A cursor on the shared database with the task's table as the view `sales`."""
 
     benchmark, modality, category = BENCHMARK, MODALITY, CATEGORY
-    _con: duckdb.DuckDBPyConnection | None = None
 
     def reset(self) -> str:
         self._start()
-        if self._con is not None:
-            self._con.close()
-        # a cursor on one shared in-memory database: 1000x cheaper than a new connection;
-        # registered views are private to the cursor and queries are read-only (run_sql)
-        self._con = _database().cursor()
-        self._con.register("sales", make_table(self.task.seed).to_arrow())
         return (
             "Answer the question from the table `sales` (columns: region, product, month, "
             f"units, revenue; regions: {', '.join(REGIONS)}; products: "
@@ -114,8 +139,7 @@ class TableQAEnv(AnswerEnv):
 
     def tools(self) -> dict[str, Tool]:
         def sql(args: dict) -> str:
-            assert self._con is not None, "reset() first"
-            return run_sql(self._con, str(args.get("query", "")))
+            return run_sql(make_table(self.task.seed), str(args.get("query", "")))
 
         return {"sql": sql}
 
