@@ -24,3 +24,13 @@ class WhowhenError(Exception):
         )
         self.path, self.record, self.field = path, record, field
         super().__init__(f"{where}: {message}" if where else message)
+
+
+def preview(value: object, limit: int = 80, *, quote: bool = True) -> str:
+    """`repr(value)` (`str` with quote=False) cut to `limit` characters, with the full size:
+    an error line quotes the bad value, and a 10 MB value must not make a 10 MB line."""
+    text = repr(value) if quote else str(value)
+    if len(text) <= limit:
+        return text
+    size = len(value) if isinstance(value, str) else len(text)
+    return f"{text[:limit]}…({size} chars)"

@@ -1,5 +1,5 @@
 """Small file helpers: atomic writes for everything that is not a Parquet table, and the
-one JSON reader whose every failure names the file and record."""
+JSON and YAML readers whose every failure names the file and record."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from whowhen.errors import WhowhenError
+import yaml
+
+from whowhen.errors import WhowhenError, preview
 
 
 def _umask() -> int:
@@ -66,3 +68,25 @@ def parse_json(data: bytes | str, **where: str) -> Any:
         raise WhowhenError("bad JSON (nested too deeply)", **where) from None
     except ValueError as exc:  # json raises a plain ValueError for an over-long integer
         raise WhowhenError(f"bad JSON ({str(exc).split(':')[0]})", **where) from None
+
+
+def parse_yaml(data: bytes | str, **where: str) -> Any:
+    """yaml.safe_load where every failure is one WhowhenError line naming `where` (and, for
+    a syntax error, the line and column): bad YAML, bytes that are not UTF-8, nesting too
+    deep, a scalar PyYAML's constructors reject with a plain ValueError & co."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        return yaml.safe_load(text)
+    except UnicodeDecodeError as exc:
+        raise WhowhenError(f"not UTF-8 text (byte {exc.start})", **where) from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        at = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = preview(exc.problem or exc.context or type(exc).__name__, quote=False)
+        raise WhowhenError(f"not valid YAML ({at}{problem})", **where) from None
+    except RecursionError:
+        raise WhowhenError("not valid YAML (nested too deeply)", **where) from None
+    except (yaml.YAMLError, ValueError, TypeError, AttributeError) as exc:
+        # e.g. a 13th month (`2001-13-01`), `!!int 'z'`, an integer over 4300 digits
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise WhowhenError(f"not valid YAML ({preview(first, quote=False)})", **where) from None

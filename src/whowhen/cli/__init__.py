@@ -237,7 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except WhowhenError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines() or [""]:  # one line per problem (a mapping's fields)
+            print(f"error: {line}", file=sys.stderr)
         return 1
 
 

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import polars as pl
-import yaml
 
 from whowhen.errors import WhowhenError
 from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, read_table, read_tables, write_table
@@ -52,21 +51,13 @@ def _load(data: str | Path) -> dict[str, pl.DataFrame]:
 
 def import_cmd(args: argparse.Namespace) -> int:
     # deferred: a subcommand loads only the code it runs (startup ~1 s, not ~4 s)
-    from whowhen.imports.generic import import_generic
+    from whowhen.imports.generic import import_generic, load_mapping
     from whowhen.imports.who_and_when import import_who_and_when
 
     if args.format == "who-and-when":
         result = import_who_and_when(args.path)
     else:
-        fields = None
-        if args.mapping:
-            mapping_path = Path(args.mapping)
-            if not mapping_path.exists():
-                raise WhowhenError("mapping file not found", path=str(mapping_path))
-            fields = yaml.safe_load(mapping_path.read_text()) or {}
-            if not isinstance(fields, dict):
-                raise WhowhenError("mapping must be a YAML mapping", path=str(mapping_path))
-            fields = fields.get("fields", fields)
+        fields = load_mapping(args.mapping) if args.mapping else None
         result = import_generic(args.path, args.format, args.layout, fields, args.name)
     for error in result.errors:
         print(f"skipped: {error}", file=sys.stderr)

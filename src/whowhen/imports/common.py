@@ -6,6 +6,9 @@ bad one is reported by file, record and field and the others still import.
 
 from __future__ import annotations
 
+import os
+import stat
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +16,7 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from whowhen.errors import WhowhenError
+from whowhen.errors import WhowhenError, preview
 from whowhen.schema import LABELS, RUNS, STEPS, empty, to_arrow, write_table
 
 TABLE_SPECS = {"runs": RUNS, "steps": STEPS, "labels": LABELS}
@@ -62,7 +65,7 @@ class ImportResult:
             # JSON escape), an integer over 64 bits
             problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             error = WhowhenError(
-                f"value cannot be stored ({problem})",
+                f"value cannot be stored ({preview(problem, quote=False)})",
                 path=source,
                 record=record,
                 field=_unstorable(rows),
@@ -94,6 +97,32 @@ class ImportResult:
             name: write_table(frame, TABLE_SPECS[name], out_dir / f"{name}.parquet")
             for name, frame in self.tables().items()
         }
+
+
+_NOT_REGULAR = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def regular_files(files: Iterable[Path], result: ImportResult) -> Iterator[Path]:
+    """The regular files among `files` (links followed), lazily so reports keep file order.
+    Any other entry named like a data file is reported and skipped without being opened:
+    reading a FIFO waits for a writer forever, a device may never end."""
+    for file in files:
+        try:
+            mode = os.stat(file).st_mode
+        except OSError as exc:  # a dangling link, a name too long, no permission
+            result.fail(WhowhenError(f"cannot read ({exc.strerror or exc})", path=str(file)))
+            continue
+        if stat.S_ISREG(mode):
+            yield file
+            continue
+        kind = next((name for test, name in _NOT_REGULAR if test(mode)), "not a file")
+        result.fail(WhowhenError(f"not a regular file ({kind}): not read", path=str(file)))
 
 
 def base_run(

@@ -14,10 +14,10 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.errors import WhowhenError
+from whowhen.errors import WhowhenError, preview
 from whowhen.imports.common import ImportResult, base_run, label_row, step_row
 from whowhen.imports.who_and_when import agent_of_role
-from whowhen.io import parse_json
+from whowhen.io import parse_json, parse_yaml
 from whowhen.schema import STEP_KINDS, canonical_json, stable_id
 
 REQUIRED = ("run_id", "content", "decisive_agent", "decisive_step")
@@ -47,6 +47,56 @@ DEFAULT_FIELDS = {
     "question": "question",
     "gold_answer": "ground_truth",
 }
+MAPPABLE = ("history", *RUN_FIELDS, *(f for f in STEP_FIELDS if f not in RUN_FIELDS))
+"""Every column a mapping may name (the config schema's `imports.fields` lists the same)."""
+
+
+def check_fields(
+    fields: Any, source: str | None = None, where: str | None = None
+) -> dict[str, str]:
+    """`fields` if it maps known columns to source field names (text). Else one WhowhenError
+    with a line per bad entry naming the file (`source`) and the field: a mistyped column
+    would otherwise be ignored, and a number as a field name crash a record deep inside."""
+    if not isinstance(fields, dict):
+        raise WhowhenError(
+            f"expected a mapping of column -> source field, got {type(fields).__name__}",
+            path=source,
+            field=where,
+        )
+    lines = []
+    for column, name in fields.items():
+        at = f"{where}.{column}" if where else str(column)
+        if column not in MAPPABLE:
+            problem = f"unknown column (known: {', '.join(MAPPABLE)})"
+        elif not isinstance(name, str):
+            problem = f"expected a source field name (string), got {preview(name)}"
+        else:
+            continue
+        lines.append(str(WhowhenError(problem, path=source, field=preview(at, quote=False))))
+    if lines:
+        raise WhowhenError("\n".join(lines))
+    return fields
+
+
+def load_mapping(path: str | Path) -> dict[str, str]:
+    """The checked `fields` of a mapping file (the whole file when it has no `fields` key);
+    every problem, YAML syntax included, is a WhowhenError naming the file."""
+    source = str(path)
+    try:
+        data = parse_yaml(Path(path).read_bytes(), path=source)
+    except FileNotFoundError:
+        raise WhowhenError("mapping file not found", path=source) from None
+    except OSError as exc:  # e.g. a folder
+        raise WhowhenError(f"cannot read ({exc.strerror or exc})", path=source) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise WhowhenError(
+            f"mapping must be a YAML mapping, got {type(data).__name__}", path=source
+        )
+    if "fields" in data:
+        return check_fields(data["fields"] or {}, source, "fields")
+    return check_fields(data, source)
 
 
 def _get(record: dict[str, Any], key: str | None) -> Any:
@@ -177,7 +227,7 @@ def _step_rows(
         kind = _get(step, fields.get("kind")) or "message"
         if kind not in STEP_KINDS:
             raise WhowhenError(
-                f"kind {kind!r} is not one of {', '.join(STEP_KINDS)}",
+                f"kind {preview(kind)} is not one of {', '.join(STEP_KINDS)}",
                 field=f"step {i}: {fields.get('kind')}",
             )
         rows.append(
@@ -202,11 +252,12 @@ def _decisive_step(run: dict[str, Any], fields: dict[str, str], n_steps: int) ->
         step_index = int(str(raw).strip())
     except ValueError:
         raise WhowhenError(
-            f"{raw!r} is not a step index", field=fields.get("decisive_step")
+            f"{preview(raw)} is not a step index", field=fields.get("decisive_step")
         ) from None
     if not 0 <= step_index < n_steps:
         raise WhowhenError(
-            f"step {step_index} out of range ({n_steps} steps)", field=fields.get("decisive_step")
+            f"step {preview(step_index)} out of range ({n_steps} steps)",
+            field=fields.get("decisive_step"),
         )
     return step_index
 
@@ -216,7 +267,7 @@ def import_generic(
 ) -> ImportResult:
     """Import JSONL/Parquet trajectories with a field mapping (missing keys use defaults)."""
     path = Path(path)
-    mapping = {**DEFAULT_FIELDS, **(fields or {})}
+    mapping = {**DEFAULT_FIELDS, **check_fields(fields or {})}
     result = ImportResult()
     records = read_records(path, fmt, result)
     if layout == "trajectories":
@@ -249,7 +300,7 @@ def import_generic(
             source_id = json.loads(run["meta"])["source_id"]
             result.fail(
                 WhowhenError(
-                    f"duplicate run id {source_id!r} (record {seen[run['run_id']]} has it)",
+                    f"duplicate run id {preview(source_id)} (record {seen[run['run_id']]} has it)",
                     path=str(path),
                     record=name,
                     field=mapping["run_id"],

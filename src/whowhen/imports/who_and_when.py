@@ -13,14 +13,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from whowhen.errors import WhowhenError
-from whowhen.imports.common import ImportResult, base_run, label_row, step_row
+from whowhen.errors import WhowhenError, preview
+from whowhen.imports.common import ImportResult, base_run, label_row, regular_files, step_row
 from whowhen.io import parse_json
 from whowhen.schema import canonical_json, stable_id
 
 BENCHMARK = "who_and_when"
 SUBSETS = ("Algorithm-Generated", "Hand-Crafted")
 _PAREN = re.compile(r"^\s*(.*?)\s*\(.*\)\s*$")
+_NUMBER = re.compile(r"[0-9]+")
 HUMAN_ROLES = {"human", "user"}
 
 
@@ -44,8 +45,11 @@ def subset_dirs(path: Path) -> list[tuple[str, Path]]:
     return found
 
 
-def _key(path: Path) -> tuple[int, str]:
-    return (int(path.stem), path.stem) if path.stem.isdigit() else (10**9, path.stem)
+def _key(path: Path) -> tuple[int, int, str]:
+    """Numbered files in numeric order, then the others by name. ASCII digits only:
+    `str.isdigit` is also true of '²', which int() rejects, and no name may stop a sort."""
+    stem = path.stem
+    return (0, int(stem), stem) if _NUMBER.fullmatch(stem) else (1, 0, stem)
 
 
 def _require(
@@ -77,11 +81,11 @@ def parse_record(data: Any, subset: str, source: str) -> tuple[dict, list[dict],
         step = int(str(raw_step).strip())
     except ValueError:
         raise WhowhenError(
-            f"{raw_step!r} is not a step index", path=source, field="mistake_step"
+            f"{preview(raw_step)} is not a step index", path=source, field="mistake_step"
         ) from None
     if not 0 <= step < len(history):
         raise WhowhenError(
-            f"step {step} out of range (history has {len(history)} entries)",
+            f"step {preview(step)} out of range (history has {len(history)} entries)",
             path=source,
             field="mistake_step",
         )
@@ -129,7 +133,7 @@ def import_who_and_when(path: str | Path) -> ImportResult:
     """Import every `*.json` of one subset folder, or of every subset folder under `path`."""
     result = ImportResult()
     for subset, folder in subset_dirs(Path(path)):
-        for file in sorted(folder.glob("*.json"), key=_key):
+        for file in regular_files(sorted(folder.glob("*.json"), key=_key), result):
             source = str(file)
             try:
                 data = parse_json(file.read_bytes(), path=source)
@@ -137,8 +141,8 @@ def import_who_and_when(path: str | Path) -> ImportResult:
             except WhowhenError as exc:
                 result.fail(exc)
                 continue
-            except OSError as exc:  # e.g. a folder named like a JSON file
-                result.fail(WhowhenError(f"cannot read ({exc.strerror})", path=source))
+            except OSError as exc:  # e.g. no permission, or removed since it was listed
+                result.fail(WhowhenError(f"cannot read ({exc.strerror or exc})", path=source))
                 continue
             result.add(run, steps, label, source, Path(source).stem)
     return result
