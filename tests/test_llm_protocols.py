@@ -184,7 +184,8 @@ def test_every_protocol_end_to_end_on_a_built_dataset(server, data) -> None:
         preds, bodies = _run(server, protocol, data["runs"], data["steps"])
         assert preds.height == data["runs"].height and preds["parse_ok"].all()
         assert preds["run_id"].to_list() == sorted(data["runs"]["run_id"])
-        assert preds["calls"].sum() == len(bodies) and (preds["cost_usd"] > 0).all()
+        assert len(bodies) == len(set(map(_canonical, bodies)))  # every request sent once
+        assert preds["calls"].sum() >= len(bodies) and (preds["cost_usd"] > 0).all()
         for row in preds.iter_rows(named=True):
             frame = by_run[row["run_id"]]
             agent_of = dict(zip(frame["step"], frame["actor"], strict=True))
@@ -284,6 +285,28 @@ def test_rerun_is_served_from_the_cache(hand, tmp_path) -> None:
             assert len(srv.requests) == n
             keep = ["agent", "step", "calls", "tokens_in", "cost_usd"]
             assert first.select(keep).equals(again.select(keep))
+
+
+def _canonical(body: dict) -> str:
+    return json.dumps(body, sort_keys=True)
+
+
+def test_fresh_cache_step_by_step_makes_one_call_per_distinct_request(data, tmp_path) -> None:
+    """Runs that share a prefix ask identical questions in one round: each is sent once,
+    and the predictions equal a rerun's from the cache (shared answers cost what a cache
+    hit reports, so no row depends on which duplicate went first)."""
+    attributor = LLMAttributor("sbs", "mock", "step_by_step")
+    with TestServer() as srv:
+        client = _client(srv, tmp_path)
+        first = attribute_llm(data["runs"], data["steps"], attributor, client, MODES)
+        distinct = len(set(map(_canonical, srv.bodies)))
+        assert first["calls"].sum() > distinct, "no duplicate request: the test shows nothing"
+        assert len(srv.requests) == distinct == client.stats.calls
+        assert client.stats.calls + client.stats.shared == first["calls"].sum()
+        rerun = _client(srv, tmp_path)
+        again = attribute_llm(data["runs"], data["steps"], attributor, rerun, MODES)
+        assert len(srv.requests) == distinct and rerun.stats.calls == 0
+    assert first.drop("latency_s").equals(again.drop("latency_s"))
 
 
 def test_unknown_protocol_is_refused(hand) -> None:

@@ -146,6 +146,49 @@ def test_faults_are_retried_or_recorded(tmp_path) -> None:
     assert sum(r.ok for r in results) <= srv.completed
 
 
+@pytest.mark.parametrize("cached", [True, False], ids=["cache", "no-cache"])
+def test_identical_requests_in_flight_are_sent_once(tmp_path, cached) -> None:
+    """Single-flight: 12 requests, 3 distinct, go out as 3 calls; each duplicate gets its
+    first's answer as a cache hit would give it, and costs nothing more."""
+    reqs = [_req(i % 3, tag=f"run {i}") for i in range(12)]  # the tag is not in the key
+    with TestServer(Behaviour(latency_s=0.05)) as srv:
+        client = _client(srv, tmp_path if cached else None)
+        results = client.complete(reqs)
+        assert len(srv.requests) == 3 and len(results) == 12
+        first, dups = results[:3], results[3:]
+        assert all(r.ok for r in results)
+        assert [r.text for r in results] == [first[i % 3].text for i in range(12)]
+        assert not any(r.cached for r in first) and all(r.cached for r in dups)
+        assert all(r.attempts == 0 and r.latency_s == 0 for r in dups)
+        assert [(r.usage, r.cost_usd) for r in dups] == [
+            (first[i % 3].usage, first[i % 3].cost_usd) for i in range(3, 12)
+        ]
+        stats = client.stats
+        assert (stats.calls, stats.shared, stats.cache_hits, stats.failures) == (3, 9, 0, 0)
+        assert stats.spent_usd == pytest.approx(sum(r.cost_usd for r in first))
+        if cached:  # a rerun's cache hits look exactly like the shared answers
+            again = _client(srv, tmp_path).complete(reqs)
+            assert len(srv.requests) == 3 and all(r.cached for r in again)
+            assert [(r.text, r.usage, r.cost_usd) for r in again] == [
+                (r.text, r.usage, r.cost_usd) for r in results
+            ]
+
+
+def test_a_shared_failure_reaches_every_waiter_and_is_retried_once() -> None:
+    """Two 500s, one retry allowed: the one call fails after two attempts (not two per
+    waiter), and all four identical requests get that failure."""
+    with TestServer(Behaviour(script=["500", "500"])) as srv:
+        client = _client(srv, max_retries=1, backoff_s=0.01)
+        results = client.complete([_req()] * 4)
+        assert len(srv.requests) == 2
+    assert all(not r.ok and r.error == results[0].error for r in results)
+    assert results[0].error.startswith("server") and results[0].attempts == 2
+    assert [r.attempts for r in results[1:]] == [0, 0, 0] and not any(r.cached for r in results)
+    stats = client.stats
+    assert (stats.calls, stats.failures, stats.shared, stats.retries) == (0, 1, 3, 1)
+    assert stats.errors == {"server": 1} and stats.spent_usd == 0
+
+
 def test_rate_limit_honours_retry_after_and_shrinks_concurrency(tmp_path) -> None:
     behaviour = Behaviour(retry_after_s=0.5, script=["429"])
     with TestServer(behaviour) as srv:
@@ -215,3 +258,19 @@ def test_batch_mode_submits_once_resumes_and_caches(tmp_path) -> None:
         again.complete(reqs)
         assert again.stats.cache_hits == 6 and len(srv.requests) == 2
     assert not list((tmp_path / "state").glob("*.json"))
+
+
+def test_batch_mode_sends_and_pays_identical_requests_once(tmp_path) -> None:
+    from whowhen.models.batch import BatchRunner
+
+    reqs = [_req(i % 2) for i in range(6)]
+    with TestServer() as srv:
+        runner = BatchRunner(_client(srv), tmp_path / "state", poll_s=0.01)
+        results = runner.complete(reqs)
+        lines = srv.files["file-1"].decode().splitlines()
+    assert len(lines) == 2 and all(r.ok for r in results)
+    assert [r.text for r in results] == [results[i % 2].text for i in range(6)]
+    assert [r.cached for r in results] == [False, False, True, True, True, True]
+    assert [r.cost_usd for r in results] == [results[i % 2].cost_usd for i in range(6)]
+    assert (runner.stats.calls, runner.stats.shared) == (2, 4)
+    assert runner.stats.spent_usd == pytest.approx(results[0].cost_usd + results[1].cost_usd)

@@ -356,7 +356,7 @@ def prediction_row(name: str, run_id: str, v: Verdict, results: list[ChatResult]
         "reason": _storable(v.reason),
         "raw_output": _storable(raw),
         "parse_ok": v.ok,
-        "calls": len(results),  # calls this answer took, repairs and cache hits included
+        "calls": len(results),  # requests this answer took: repairs, cache hits, shared
         "tokens_in": sum(r.usage.input_tokens for r in results),
         "tokens_out": sum(r.usage.output_tokens for r in results),
         "cost_usd": round(sum(r.cost_usd for r in results), 10),

@@ -193,7 +193,7 @@ def _attribute_llm(
     predictions = attribute_llm(tables["runs"], tables["steps"], attributor, client)
     stats = client.stats
     print(
-        f"{args.model}: {stats.calls} calls, {stats.cache_hits} cache hits, "
+        f"{args.model}: {stats.calls} calls, {stats.cache_hits} cache hits, {stats.shared} shared, "
         f"{stats.retries} retries, {stats.failures} failed, ${stats.spent_usd:.4f} spent"
     )
     return predictions, name

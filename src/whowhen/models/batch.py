@@ -69,31 +69,35 @@ class BatchRunner:
         )
 
     def complete(self, requests: Sequence[ChatRequest]) -> list[ChatResult]:
+        """Identical requests are one line of the batch, paid and counted once; the others
+        share its outcome as the live client's duplicates do (`ModelClient._shared`)."""
         cache, spec = self.client.cache, self.client.spec
         results: list[ChatResult | None] = [None] * len(requests)
         todo: dict[str, list[int]] = {}
-        for i, req in enumerate(requests):
-            hit = cache.get(spec, req) if cache else None
-            if hit is not None:
-                self.stats.cache_hits += 1
+        for key, idx in self.client._groups(requests).items():
+            hit = cache.get(spec, requests[idx[0]], key) if cache else None
+            if hit is None:
+                todo[key] = idx
+                continue
+            self.stats.cache_hits += len(idx)
+            for i in idx:
                 results[i] = self.client._result(hit, cached=True, latency=0.0, attempts=0)
-            else:
-                todo.setdefault(cache.key(spec, req) if cache else stable_id(i), []).append(i)
         if todo:
             answers = self._run_batch(requests, todo)
             for key, idx in todo.items():
                 outcome = answers.get(key) or ProviderError("malformed", "missing from output")
-                for i in idx:
-                    results[i] = self._to_result(requests[i], outcome)
+                results[idx[0]] = first = self._to_result(requests[idx[0]], outcome, key)
+                for i in idx[1:]:
+                    results[i] = self.client._shared(first)
         return [r for r in results if r is not None]
 
-    def _to_result(self, request: ChatRequest, outcome: object) -> ChatResult:
+    def _to_result(self, request: ChatRequest, outcome: object, key: str) -> ChatResult:
         if isinstance(outcome, ProviderError):
             return self.client._failed(str(outcome), 1, 0.0)
         reply = outcome  # a Reply
         self.stats.calls += 1
         if self.client.cache is not None:
-            self.client.cache.put(self.client.spec, request, reply)
+            self.client.cache.put(self.client.spec, request, reply, key)
         result = self.client._result(reply, cached=False, latency=0.0, attempts=1)
         result.cost_usd *= BATCH_DISCOUNT
         self.stats.spent_usd += result.cost_usd

@@ -34,8 +34,10 @@ class ResponseCache:
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
-    def get(self, spec: ModelSpec, request: ChatRequest) -> Reply | None:
-        path = self._path(self.key(spec, request))
+    def get(self, spec: ModelSpec, request: ChatRequest, key: str | None = None) -> Reply | None:
+        """The cached reply, or None. `key` is `key(spec, request)` when the caller has it
+        already (it hashes every image of the request)."""
+        path = self._path(key or self.key(spec, request))
         try:
             data = json.loads(path.read_text())
             reply = Reply(
@@ -50,7 +52,9 @@ class ResponseCache:
         self.hits += 1
         return reply
 
-    def put(self, spec: ModelSpec, request: ChatRequest, reply: Reply) -> None:
+    def put(
+        self, spec: ModelSpec, request: ChatRequest, reply: Reply, key: str | None = None
+    ) -> None:
         entry: dict[str, Any] = {
             "model": spec.cache_view(),
             "request": request.cache_view(),
@@ -59,4 +63,4 @@ class ResponseCache:
             "finish_reason": reply.finish_reason,
             "tool_calls": [list(c) for c in reply.tool_calls],
         }
-        write_text(self._path(self.key(spec, request)), canonical_json(entry) or "")
+        write_text(self._path(key or self.key(spec, request)), canonical_json(entry) or "")

@@ -7,6 +7,13 @@ Backoff on 5xx, timeouts and malformed responses is exponential with full jitter
 capped by `max_retries`. Jitter only changes *when* a call is made, never its result,
 so artifacts stay deterministic.
 
+Identical requests (one cache key) in one batch are single-flight: the first is sent,
+the others share its outcome, success or failure, without a call, a retry or a cost of
+their own. A shared answer looks like a cache hit (`cached`, no latency or attempts, the
+answer's list price), so results do not depend on which duplicate went first and a fresh
+run's predictions equal a rerun's. Batches are the unit: the stages call `complete()`
+one batch at a time from one thread, and a client is not shared across threads.
+
 The client knows no provider by name: it builds its provider with the factory the
 spec's provider registered (`provider.py`), so a new provider needs no change here.
 """
@@ -18,7 +25,7 @@ import logging
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tqdm import tqdm
@@ -34,17 +41,23 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class ClientStats:
+    """Every request ends as exactly one of: a paid call (`calls`), a failed one
+    (`failures`), a cache hit, or a duplicate that shared an identical request's outcome
+    in its batch (`shared`). `spent_usd` is what the calls cost, each paid once."""
+
     calls: int = 0
     cache_hits: int = 0
     retries: int = 0
     failures: int = 0
     spent_usd: float = 0.0
     errors: dict[str, int] = field(default_factory=dict)
+    shared: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "calls": self.calls,
             "cache_hits": self.cache_hits,
+            "shared": self.shared,
             "retries": self.retries,
             "failures": self.failures,
             "spent_usd": round(self.spent_usd, 6),
@@ -127,47 +140,68 @@ class ModelClient:
         """Synchronous entry point; results come back in request order."""
         return asyncio.run(self.run(requests))
 
+    def _groups(self, requests: Sequence[ChatRequest]) -> dict[str, list[int]]:
+        """Request indices by cache key, in request order: the first of each is sent."""
+        groups: dict[str, list[int]] = {}
+        for i, req in enumerate(requests):
+            groups.setdefault(ResponseCache.key(self.spec, req), []).append(i)
+        return groups
+
     async def run(self, requests: Sequence[ChatRequest]) -> list[ChatResult]:
         results: list[ChatResult | None] = [None] * len(requests)
-        todo = []
-        for i, req in enumerate(requests):
-            hit = self.cache.get(self.spec, req) if self.cache else None
-            if hit is not None:
-                self.stats.cache_hits += 1
+        todo: list[tuple[str, list[int]]] = []
+        for key, idx in self._groups(requests).items():
+            hit = self.cache.get(self.spec, requests[idx[0]], key) if self.cache else None
+            if hit is None:
+                todo.append((key, idx))
+                continue
+            self.stats.cache_hits += len(idx)
+            for i in idx:
                 results[i] = self._result(hit, cached=True, latency=0.0, attempts=0)
-            else:
-                todo.append(i)
         if todo:
-            provider = self._make_provider()
-            limiter = AdaptiveLimiter(self.max_concurrency)
-            bar = tqdm(
-                total=len(requests),
-                initial=len(requests) - len(todo),
-                unit="call",
-                desc=self.spec.model_id,
-                disable=not self.progress,
-                leave=False,
-            )
-            try:
-
-                async def worker(i: int) -> None:
-                    results[i] = await self._one(provider, limiter, requests[i])
-                    bar.update(1)
-                    bar.set_postfix(
-                        hits=self.stats.cache_hits,
-                        retries=self.stats.retries,
-                        cost=f"${self.stats.spent_usd:.4f}",
-                        refresh=False,
-                    )
-
-                await asyncio.gather(*(worker(i) for i in todo))
-            finally:
-                bar.close()
-                close = getattr(provider, "close", None)
-                if close is not None:
-                    await close()
+            await self._call_all(requests, todo, results)
         log.debug("%s: %d requests, %s", self.spec.model_id, len(requests), self.stats.as_dict())
         return [r for r in results if r is not None]
+
+    async def _call_all(
+        self,
+        requests: Sequence[ChatRequest],
+        todo: list[tuple[str, list[int]]],
+        results: list[ChatResult | None],
+    ) -> None:
+        """One call per key in `todo`, concurrently; its duplicates share the outcome."""
+        provider = self._make_provider()
+        limiter = AdaptiveLimiter(self.max_concurrency)
+        bar = tqdm(
+            total=len(requests),
+            initial=len(requests) - sum(len(idx) for _, idx in todo),
+            unit="call",
+            desc=self.spec.model_id,
+            disable=not self.progress,
+            leave=False,
+        )
+        try:
+
+            async def worker(key: str, idx: list[int]) -> None:
+                first = await self._one(provider, limiter, requests[idx[0]], key)
+                results[idx[0]] = first
+                for i in idx[1:]:
+                    results[i] = self._shared(first)
+                bar.update(len(idx))
+                bar.set_postfix(
+                    hits=self.stats.cache_hits,
+                    shared=self.stats.shared,
+                    retries=self.stats.retries,
+                    cost=f"${self.stats.spent_usd:.4f}",
+                    refresh=False,
+                )
+
+            await asyncio.gather(*(worker(key, idx) for key, idx in todo))
+        finally:
+            bar.close()
+            close = getattr(provider, "close", None)
+            if close is not None:
+                await close()
 
     def _result(self, reply: Reply, *, cached: bool, latency: float, attempts: int) -> ChatResult:
         return ChatResult(
@@ -188,8 +222,15 @@ class ModelClient:
         self.stats.errors[kind] = self.stats.errors.get(kind, 0) + 1
         return ChatResult(None, Usage(), 0.0, latency, False, attempts, error)
 
+    def _shared(self, first: ChatResult) -> ChatResult:
+        """A duplicate's result: `first`'s outcome as a cache hit would give it (same text,
+        usage and list price, `cached`, no latency or attempts). A failure is the same
+        failure, not cached and not counted again: the call failed once."""
+        self.stats.shared += 1
+        return replace(first, latency_s=0.0, cached=first.ok, attempts=0)
+
     async def _one(
-        self, provider: Provider, limiter: AdaptiveLimiter, request: ChatRequest
+        self, provider: Provider, limiter: AdaptiveLimiter, request: ChatRequest, key: str
     ) -> ChatResult:
         start = time.monotonic()
         attempts = 0
@@ -221,7 +262,7 @@ class ModelClient:
                 )
                 self.stats.spent_usd += result.cost_usd
                 if self.cache is not None:
-                    self.cache.put(self.spec, request, reply)
+                    self.cache.put(self.spec, request, reply, key)
                 return result
             if not error.retryable or attempts > self.max_retries:
                 return self._failed(str(error), attempts, time.monotonic() - start)
