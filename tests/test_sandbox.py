@@ -28,7 +28,7 @@ def test_ok_and_error() -> None:
     assert res.ok and res.stdout.strip() == "45"
     res = run_python("raise ValueError('bad')")
     assert res.status == "error" and "ValueError: bad" in res.stderr
-    assert "runner.py" not in res.stderr  # the traceback starts at the agent's code
+    assert "supervise.py" not in res.stderr  # the traceback starts at the agent's code
     res = run_python("from __future__ import annotations\nx: int = 1\nprint(x)")
     assert res.ok and res.stdout.strip() == "1"
 
@@ -273,3 +273,29 @@ def test_without_a_sandbox_agent_code_does_not_run(tmp_path) -> None:
         env={**env, "WHOWHEN_SANDBOX": "unsafe-local"},
     )
     assert proc.returncode == 0 and "status='ok'" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("killed", "busy", "report", "status"),
+    [
+        ("output", False, None, "output_limit"),
+        ("processes", False, None, "process_limit"),
+        ("memory", False, None, "memory_limit"),
+        ("wall", True, None, "cpu_limit"),
+        ("wall", False, None, "timeout"),
+        (None, False, None, "error"),  # the supervisor was killed: no report
+        (None, False, (None, 24, 0.98, 10.0), "cpu_limit"),
+        (None, False, (None, 24, 0.10, 10.0), "error"),  # sent itself SIGXCPU
+        (None, False, (None, 9, 0.10, 10.0), "error"),
+        (None, False, (None, 25, 0.10, 10.0), "output_limit"),
+        (None, False, (1, None, 0.10, 500.0), "memory_limit"),
+        (None, False, (1, None, 0.10, 20.0), "error"),
+        (None, False, (0, None, 0.10, 500.0), "ok"),
+    ],
+)
+def test_the_status_follows_from_what_the_parent_saw(killed, busy, report, status) -> None:
+    from whowhen.sandbox.limits import Observation, Report, decide_status
+
+    rep = Report(*report) if report else None
+    obs = Observation(killed, busy, rep, b"MemoryError", b"MemoryError", False, 1.0)
+    assert decide_status(obs, Limits(cpu_s=1, memory_mb=512)) == status

@@ -274,3 +274,23 @@ def test_solver_verifier_hand_off_and_approval() -> None:
     for foreign in FOREIGN:
         for mode in ("coordination.distorted_handoff", "verification.false_approval"):
             assert TABLE_OPERATORS[mode](foreign, random.Random(0), episode.history[:1]) is None
+
+
+def test_a_query_that_allocates_gigabytes_is_bounded() -> None:
+    """`repeat` builds one 2 GB string before DuckDB looks at its interrupt or its memory
+    cap: it ran 14 s and took the process to 2 GB. In the sandboxed worker it ends within
+    the time limit, and this process's memory does not move."""
+    import resource
+    import time
+
+    from whowhen.benchmarks.table_qa.env import SQL_TIME_LIMIT_S, run_sql
+    from whowhen.benchmarks.table_qa.tasks import make_table
+
+    table = make_table(TASKS[0].seed)
+    run_sql(table, "SELECT 1 AS one")  # the worker is up
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.monotonic()
+    out = run_sql(table, "SELECT length(repeat('x', 2000000000)) AS n")
+    assert out.startswith("Error:") and time.monotonic() - start < SQL_TIME_LIMIT_S + 2
+    assert (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024 < 50
+    assert run_sql(table, "SELECT SUM(units) AS s FROM sales").startswith("s\n")

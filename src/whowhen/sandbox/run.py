@@ -1,8 +1,8 @@
 """Run a Python program in the sandbox: files in, a status the program cannot fake out.
 
-The tree inside the sandbox is `supervise.py` (trusted, reports on the program) ->
-`python -I -S <entry>`; for plain agent code the entry is `runner.py`, which runs the
-agent's `main.py` as `__main__`. Only the standard library is importable.
+Inside the sandbox one interpreter starts, `python -I -S supervise.py`, which forks the
+program (trusted parent, limited child: see `supervise`). Only the standard library is
+importable.
 """
 
 from __future__ import annotations
@@ -17,31 +17,11 @@ from whowhen.sandbox.limits import Limits, SandboxResult, decide_status, returnc
 from whowhen.sandbox.watch import watch
 
 _HERE = Path(__file__).parent
-_RUNNER = '''"""Runs the agent's program as __main__, with SIGXFSZ back to its default so that a
-write past the file-size limit ends it (the supervisor sees the signal)."""
-import signal
-import sys
-import traceback
-
-signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-path = sys.argv[1]
-with open(path, encoding="utf-8", errors="replace") as fh:
-    source = fh.read()
-sys.argv = [path]
-scope = {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__}
-try:
-    exec(compile(source, path, "exec"), scope)
-except SystemExit:
-    raise
-except BaseException as exc:
-    traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next)
-    sys.exit(1)
-'''
 
 
 @lru_cache(maxsize=1)
 def _support_files() -> dict[str, str]:
-    return {"supervise.py": (_HERE / "supervise.py").read_text(), "runner.py": _RUNNER}
+    return {"supervise.py": (_HERE / "supervise.py").read_text()}
 
 
 def _clip(data: bytes, cap: int, truncated: bool) -> str:
@@ -56,8 +36,8 @@ def run_program(
     stdin: bytes = b"",
     extra_ro: tuple[str, ...] = (),
 ) -> SandboxResult:
-    """Run `python -I -S <entry...>`; an entry item that names one of `files` becomes
-    that file's path inside the sandbox, the others are passed as they are."""
+    """Run `entry[0]` (one of `files`) as `__main__` with `entry[1:]` as its arguments;
+    an argument that names one of `files` becomes that file's path inside the sandbox."""
     unsafe = unsafe_local()
     if not unsafe:
         ensure_available()
@@ -72,10 +52,8 @@ def run_program(
         py = interpreter()
         rlimits = [limits.cpu_s, limits.memory_mb * 2**20, limits.file_mb * 2**20]
         program = [py, "-I", "-S", f"{inside}/supervise.py", str(report_w)]
-        program += [str(v) for v in rlimits] + ["--", py, "-I", "-S"]
-        program += [
-            f"{inside}/{arg}" if arg in files or arg == "runner.py" else arg for arg in entry
-        ]
+        program += [str(v) for v in rlimits] + ["--"]
+        program += [f"{inside}/{arg}" if arg in files else arg for arg in entry]
         stdin_fd = os.memfd_create("stdin")
         os.write(stdin_fd, stdin)
         os.lseek(stdin_fd, 0, os.SEEK_SET)
@@ -107,9 +85,7 @@ def run_program(
 
 def run_python(code: str, limits: Limits | None = None, stdin: str = "") -> SandboxResult:
     """Run agent-written `code`; never raises for anything the code does."""
-    return run_program(
-        {"main.py": code}, ["runner.py", "main.py"], limits or Limits(), stdin.encode()
-    )
+    return run_program({"main.py": code}, ["main.py"], limits or Limits(), stdin.encode())
 
 
 _probe: dict[str, str] = {}
@@ -123,7 +99,7 @@ def ensure_available() -> None:
     if "error" not in _probe:
         _probe["ok"] = "probing"
         try:
-            result = run_program({"main.py": "print('ok')"}, ["runner.py", "main.py"], Limits())
+            result = run_program({"main.py": "print('ok')"}, ["main.py"], Limits())
         except OSError as exc:  # bwrap missing or not executable
             _probe["error"] = str(exc)
             raise unavailable(str(exc)) from None

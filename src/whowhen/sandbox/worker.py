@@ -27,7 +27,8 @@ _MAX_REPLY = 1 << 20
 
 
 class Worker:
-    """`python -I -S <script> <args>` in the sandbox, started on first use."""
+    """`script` with `args`, as `__main__` under the supervisor in the sandbox, started
+    on first use."""
 
     def __init__(
         self, script: str, args: list[str], limits: Limits, extra_ro: tuple[str, ...] = ()
@@ -102,7 +103,7 @@ class Worker:
         os.close(report_r)  # the worker's exit report is not needed: a reply is
         py, lim = interpreter(), self.limits
         program = [py, "-I", "-S", f"{inside}/supervise.py", str(report_w), str(lim.cpu_s)]
-        program += [str(lim.memory_mb * 2**20), str(lim.file_mb * 2**20), "--", py, "-I", "-S"]
+        program += [str(lim.memory_mb * 2**20), str(lim.file_mb * 2**20), "--"]
         program += [f"{inside}/worker.py", *self.args]
         popen: dict = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE}
         popen |= {"stderr": subprocess.DEVNULL, "start_new_session": True}
