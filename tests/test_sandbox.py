@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import uuid
@@ -148,10 +149,12 @@ def test_writes_inside_work() -> None:
 @pytest.mark.parametrize("sig", ["SIGKILL", "SIGSTOP"])
 def test_signalling_the_parent_reaches_only_the_sandbox(sig: str) -> None:
     code = f"import os, signal\nos.kill(os.getppid(), signal.{sig})\nos.kill(-1, signal.{sig})"
+    leftovers = set(Path(tempfile.gettempdir()).glob("whowhen-sandbox-*"))
     start = time.monotonic()
     res = run_python(code, Limits(wall_s=2))
     assert time.monotonic() - start < 3
     assert res.status in ("error", "timeout")
+    assert set(Path(tempfile.gettempdir()).glob("whowhen-sandbox-*")) <= leftovers
 
 
 def _alive_with(marker: str) -> list[int]:
