@@ -139,11 +139,13 @@ def test_faults_are_retried_or_recorded(tmp_path) -> None:
     assert all(r.ok or r.error for r in results) and len(results) == 100
     assert client.stats.retries == sum(r.attempts - 1 for r in results) > 0
     assert sum(r.ok for r in results) >= 97
-    # Every request the server saw was an attempt, and every answer came from a clean
-    # request. Equality does not hold: on a loaded machine an attempt can time out
-    # before the in-process server has read it.
+    # Every request the server saw was an attempt, and every answer came from a request
+    # answered in full (a clean one, or a hang the client outwaited on a loaded machine).
+    # Equality does not hold: under load an attempt can time out before the in-process
+    # server has read it.
     assert len(srv.requests) <= sum(r.attempts for r in results)
-    assert sum(r.ok for r in results) <= srv.completed
+    answered = sum(1 for _, fault in srv.requests if fault in (None, "hang"))
+    assert sum(r.ok for r in results) <= answered
 
 
 @pytest.mark.parametrize("cached", [True, False], ids=["cache", "no-cache"])
