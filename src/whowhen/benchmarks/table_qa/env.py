@@ -124,24 +124,22 @@ def run_sql(
 
 
 class TableQAEnv(AnswerEnv):
-    """A cursor on the shared database with the task's table as the view `sales`."""
+    """The task's table as `sales`, queried through the sandboxed SQL worker."""
 
     benchmark, modality, category = BENCHMARK, MODALITY, CATEGORY
 
+    def tools(self) -> dict[str, Tool]:
+        table = make_table(self.task.seed)  # memoized: every episode of a task shares it
+        return {"sql": lambda args: run_sql(table, str(args.get("query", "")))}
+
     def reset(self) -> str:
         self._start()
+        columns = "region, product, month, units, revenue"
         return (
-            "Answer the question from the table `sales` (columns: region, product, month, "
-            f"units, revenue; regions: {', '.join(REGIONS)}; products: "
-            f"{', '.join(PRODUCTS)}). Tools: sql(query), final_answer(answer).\n\n"
-            f"Question: {self.task.question}"
+            f"Answer the question from the table `sales` (columns: {columns}; regions: "
+            f"{', '.join(REGIONS)}; products: {', '.join(PRODUCTS)}). Tools: sql(query), "
+            f"final_answer(answer).\n\nQuestion: {self.task.question}"
         )
-
-    def tools(self) -> dict[str, Tool]:
-        def sql(args: dict) -> str:
-            return run_sql(make_table(self.task.seed), str(args.get("query", "")))
-
-        return {"sql": sql}
 
     @staticmethod
     def score(answer: str | None, gold: str) -> bool:
