@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import polars as pl
 import pytest
 
@@ -110,29 +116,42 @@ print(found)
 
 def _thief(prompt: str, schema) -> str:
     """A model that makes the agent try to read API keys before it answers."""
-    import json
-
     if "FileNotFoundError" not in prompt:
         return f"Thought: look around first.\nAction: run_python({json.dumps({'code': _STEAL})})"
     return 'Thought: done.\nAction: final_answer({"answer": "0"})'
 
 
-def test_an_agent_that_hunts_for_keys_finds_none(tmp_path, monkeypatch) -> None:
-    """The key is in this process's environment; the model-driven agent asks run_python
-    to read it every way it can, and no artifact or cache entry holds it."""
-    secret = "sk-agent-must-not-see-7731"
-    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", secret)
-    monkeypatch.setenv("OPENAI_API_KEY", secret)
+_SECRET = "sk-agent-must-not-see-7731"
+
+
+def hunt(out: str) -> None:
+    """The body of the test below, run in a process whose environment holds the key from
+    its start (so that /proc/<pid>/environ would show it)."""
+    out_dir = Path(out)
     with TestServer(Behaviour(responder=_thief)) as srv:
         runs, steps, _ = run_rollouts(
             "humaneval", "llm_react", {"n_tasks": 2}, 1, 0.0, 60,
-            client=_client(srv, cache=tmp_path / "cache"),
+            client=_client(srv, cache=out_dir / "cache"),
         )  # fmt: skip
+    steps.write_parquet(out_dir / "steps.parquet")
+    runs.write_parquet(out_dir / "runs.parquet")
+    (out_dir / "bodies.json").write_text(json.dumps(srv.bodies))
+
+
+def test_an_agent_that_hunts_for_keys_finds_none(tmp_path) -> None:
+    """The model-driven agent asks run_python to read the key every way it can; no
+    observation, artifact, cache entry or request body holds it."""
+    env = {**os.environ, "OPENAI_COMPATIBLE_API_KEY": _SECRET, "OPENAI_API_KEY": _SECRET}
+    code = f"from tests.test_llm_policy import hunt\nhunt({str(tmp_path)!r})"
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    steps = pl.read_parquet(tmp_path / "steps.parquet")
     observations = steps.filter(pl.col("kind") == "observation")["content"].to_list()
     assert any("FileNotFoundError" in o for o in observations), observations
-    steps.write_parquet(tmp_path / "steps.parquet")
-    runs.write_parquet(tmp_path / "runs.parquet")
-    for path in tmp_path.rglob("*"):
-        if path.is_file():
-            assert secret.encode() not in path.read_bytes(), path
-    assert not any(secret in str(body) for body in srv.bodies)
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(files) > 3  # the cache holds the model's answers
+    for path in files:
+        assert _SECRET.encode() not in path.read_bytes(), path
