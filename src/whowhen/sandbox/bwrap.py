@@ -71,10 +71,15 @@ def interpreter() -> str:
     return os.path.realpath(sys.executable)
 
 
+def _base_paths() -> dict[str, str]:
+    """The base interpreter's install paths (a virtualenv's would point into it)."""
+    return sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+
+
 @lru_cache(maxsize=1)
 def read_only_paths() -> tuple[str, ...]:
     """The interpreter, its standard library, libpython and the system library dirs."""
-    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+    base = _base_paths()
     paths = {interpreter(), base["stdlib"], base["platstdlib"]}
     libdir, libpython = sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("LDLIBRARY")
     if libdir and libpython:
@@ -98,7 +103,7 @@ def _binds() -> list[str]:
 
 def _hidden() -> list[str]:
     """The base interpreter's site-packages: inside the stdlib dir, but not stdlib."""
-    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+    base = _base_paths()
     return sorted({p for p in (base["purelib"], base["platlib"]) if os.path.isdir(p)})
 
 

@@ -9,19 +9,64 @@ from __future__ import annotations
 
 import os
 import tempfile
-from functools import lru_cache
+from dataclasses import dataclass
 from pathlib import Path
 
 from whowhen.sandbox.bwrap import bwrap_command, interpreter, local_env, unavailable, unsafe_local
 from whowhen.sandbox.limits import Limits, SandboxResult, decide_status, returncode
 from whowhen.sandbox.watch import watch
 
-_HERE = Path(__file__).parent
+_SUPERVISOR = Path(__file__).with_name("supervise.py")
 
 
-@lru_cache(maxsize=1)
-def _support_files() -> dict[str, str]:
-    return {"supervise.py": (_HERE / "supervise.py").read_text()}
+@dataclass(frozen=True)
+class Launch:
+    """How to start one sandboxed program, and the read ends of its report pipe and of
+    bwrap's info pipe (None in the unsafe mode, or when not asked for)."""
+
+    argv: list[str]
+    popen: dict
+    report_r: int
+    info_r: int | None
+
+
+def launch(
+    tmp: str,
+    files: dict[str, str],
+    entry: list[str],
+    limits: Limits,
+    extra_ro: tuple[str, ...] = (),
+    info: bool = True,
+    probe: bool = False,
+) -> Launch:
+    """Write the supervisor and `files` into `tmp` and say how to run `entry[0]` as
+    `__main__` under the supervisor: inside bwrap, or (the unsafe mode) as a plain local
+    process. An `entry` item that names one of `files` becomes that file's path where
+    the program runs. `probe` is the availability check's own launch."""
+    unsafe = unsafe_local()
+    if not unsafe and not probe:
+        ensure_available()
+    box, work = Path(tmp, "box"), Path(tmp, "work")
+    box.mkdir()
+    work.mkdir()
+    for name, text in {"supervise.py": _SUPERVISOR.read_text(), **files}.items():
+        (box / name).write_text(text, encoding="utf-8")
+    inside = str(box) if unsafe else "/sandbox"
+    report_r, report_w = os.pipe()
+    py = interpreter()
+    rlimits = [limits.cpu_s, limits.memory_mb * 2**20, limits.file_mb * 2**20]
+    program = [py, "-I", "-S", f"{inside}/supervise.py", str(report_w)]
+    program += [str(v) for v in rlimits] + ["--"]
+    program += [f"{inside}/{arg}" if arg in files else arg for arg in entry]
+    if unsafe:
+        env = local_env(str(work))
+        return Launch(
+            program, {"pass_fds": (report_w,), "cwd": str(work), "env": env}, report_r, None
+        )
+    info_r, info_w = os.pipe() if info else (None, None)
+    argv = bwrap_command(str(box), limits.disk_mb, info_w, program, extra_ro)
+    fds = (report_w,) if info_w is None else (report_w, info_w)
+    return Launch(argv, {"pass_fds": fds, "env": {"PATH": "/usr/bin:/bin"}}, report_r, info_r)
 
 
 def _clip(data: bytes, cap: int, truncated: bool) -> str:
@@ -35,47 +80,21 @@ def run_program(
     limits: Limits,
     stdin: bytes = b"",
     extra_ro: tuple[str, ...] = (),
+    probe: bool = False,
 ) -> SandboxResult:
     """Run `entry[0]` (one of `files`) as `__main__` with `entry[1:]` as its arguments;
     an argument that names one of `files` becomes that file's path inside the sandbox."""
-    unsafe = unsafe_local()
-    if not unsafe:
-        ensure_available()
     with tempfile.TemporaryDirectory(prefix="whowhen-sandbox-") as tmp:
-        box, work = Path(tmp, "box"), Path(tmp, "work")
-        box.mkdir()
-        work.mkdir()
-        for name, text in {**_support_files(), **files}.items():
-            (box / name).write_text(text, encoding="utf-8")
-        inside = str(box) if unsafe else "/sandbox"
-        report_r, report_w = os.pipe()
-        py = interpreter()
-        rlimits = [limits.cpu_s, limits.memory_mb * 2**20, limits.file_mb * 2**20]
-        program = [py, "-I", "-S", f"{inside}/supervise.py", str(report_w)]
-        program += [str(v) for v in rlimits] + ["--"]
-        program += [f"{inside}/{arg}" if arg in files else arg for arg in entry]
+        how = launch(tmp, files, entry, limits, extra_ro, probe=probe)
         stdin_fd = os.memfd_create("stdin")
         os.write(stdin_fd, stdin)
         os.lseek(stdin_fd, 0, os.SEEK_SET)
         try:
-            if unsafe:
-                env = local_env(str(work))
-                obs = watch(
-                    program, limits, stdin_fd, report_r, None,
-                    pass_fds=(report_w,), cwd=str(work), env=env,
-                )  # fmt: skip
-            else:
-                info_r, info_w = os.pipe()
-                argv = bwrap_command(str(box), limits.disk_mb, info_w, program, extra_ro)
-                obs = watch(
-                    argv, limits, stdin_fd, report_r, info_r,
-                    pass_fds=(report_w, info_w), env={"PATH": "/usr/bin:/bin"},
-                )  # fmt: skip
+            obs = watch(how.argv, limits, stdin_fd, how.report_r, how.info_r, **how.popen)
         finally:
             os.close(stdin_fd)
-    status = decide_status(obs, limits)
     return SandboxResult(
-        status,
+        decide_status(obs, limits),
         returncode(obs.report),
         _clip(obs.stdout, limits.output_bytes, obs.truncated),
         _clip(obs.stderr, limits.output_bytes, obs.truncated),
@@ -88,25 +107,19 @@ def run_python(code: str, limits: Limits | None = None, stdin: str = "") -> Sand
     return run_program({"main.py": code}, ["main.py"], limits or Limits(), stdin.encode())
 
 
-_probe: dict[str, str] = {}
+_probe: dict[str, str | None] = {}
+"""`error`: None once the sandbox has started in this process, else why it could not."""
 
 
 def ensure_available() -> None:
     """Start the sandbox once per process on a trivial program; if it cannot start,
     raise the one-line SandboxUnavailable (with how to fix it) before any agent code."""
-    if _probe.get("ok"):
-        return
     if "error" not in _probe:
-        _probe["ok"] = "probing"
         try:
-            result = run_program({"main.py": "print('ok')"}, ["main.py"], Limits())
+            result = run_program({"main.py": "print('ok')"}, ["main.py"], Limits(), probe=True)
+            started = result.ok and result.stdout.strip() == "ok"
+            _probe["error"] = None if started else (result.stderr or f"status {result.status}")
         except OSError as exc:  # bwrap missing or not executable
             _probe["error"] = str(exc)
-            raise unavailable(str(exc)) from None
-        finally:
-            _probe.pop("ok")
-        if result.ok and result.stdout.strip() == "ok":
-            _probe["ok"] = "yes"
-            return
-        _probe["error"] = result.stderr or f"status {result.status}"
-    raise unavailable(_probe["error"])
+    if _probe["error"] is not None:
+        raise unavailable(_probe["error"])

@@ -19,9 +19,8 @@ import threading
 import time
 from pathlib import Path
 
-from whowhen.sandbox.bwrap import bwrap_command, interpreter, local_env, unsafe_local
 from whowhen.sandbox.limits import Limits
-from whowhen.sandbox.run import _support_files, ensure_available
+from whowhen.sandbox.run import launch
 
 _MAX_REPLY = 1 << 20
 
@@ -90,33 +89,18 @@ class Worker:
         return value if isinstance(value, dict) else None
 
     def _start(self) -> None:
-        unsafe = unsafe_local()
-        if not unsafe:
-            ensure_available()
         self._tmp = tempfile.TemporaryDirectory(prefix="whowhen-worker-")
-        box = Path(self._tmp.name, "box")
-        box.mkdir()
-        (box / "supervise.py").write_text(_support_files()["supervise.py"])
-        (box / "worker.py").write_text(Path(self.script).read_text(encoding="utf-8"))
-        inside = str(box) if unsafe else "/sandbox"
-        report_r, report_w = os.pipe()
-        os.close(report_r)  # the worker's exit report is not needed: a reply is
-        py, lim = interpreter(), self.limits
-        program = [py, "-I", "-S", f"{inside}/supervise.py", str(report_w), str(lim.cpu_s)]
-        program += [str(lim.memory_mb * 2**20), str(lim.file_mb * 2**20), "--"]
-        program += [f"{inside}/worker.py", *self.args]
-        popen: dict = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE}
-        popen |= {"stderr": subprocess.DEVNULL, "start_new_session": True}
-        if unsafe:
-            work = Path(self._tmp.name, "work")
-            work.mkdir()
-            self._proc = subprocess.Popen(
-                program, pass_fds=(report_w,), cwd=work, env=local_env(str(work)), **popen
-            )
-        else:  # killing bwrap kills the sandbox: --die-with-parent ends its PID namespace
-            argv = bwrap_command(str(box), lim.disk_mb, None, program, self.extra_ro)
-            self._proc = subprocess.Popen(argv, pass_fds=(report_w,), env={}, **popen)
-        os.close(report_w)
+        files = {"worker.py": Path(self.script).read_text(encoding="utf-8")}
+        how = launch(self._tmp.name, files, ["worker.py", *self.args], self.limits,
+                     self.extra_ro, info=False)  # fmt: skip
+        os.close(how.report_r)  # the worker's exit report is not needed: a reply is
+        # killing bwrap kills the sandbox: --die-with-parent ends its PID namespace
+        self._proc = subprocess.Popen(
+            how.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, start_new_session=True, **how.popen,
+        )  # fmt: skip
+        for fd in how.popen["pass_fds"]:
+            os.close(fd)
         self._buffer = b""
         self.generation += 1
 
