@@ -54,3 +54,8 @@ def tiny_config() -> dict[str, Any]:
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+MAX_STEPS = 300
+"""Step budget (observations included) for rollouts and warm starts in tests: room for the
+longest reference runs (agent steps past 40, each with its observation)."""

@@ -16,7 +16,7 @@ from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action
 from whowhen.taxonomy import load_taxonomy
 
-from .conftest import ROOT
+from .conftest import MAX_STEPS, ROOT
 
 TAXONOMY = load_taxonomy(ROOT / "config" / "taxonomy.yaml")
 _ROLLOUTS: dict[tuple[str, str, int, int, float], tuple[pl.DataFrame, pl.DataFrame]] = {}
@@ -29,7 +29,9 @@ def rollouts(
     where modes like a false approval can apply); memoized per test session."""
     key = (benchmark, system, n_tasks, seed, slip_rate)
     if key not in _ROLLOUTS:
-        runs, steps, _ = run_rollouts(benchmark, system, {"n_tasks": n_tasks}, seed, slip_rate, 80)
+        runs, steps, _ = run_rollouts(
+            benchmark, system, {"n_tasks": n_tasks}, seed, slip_rate, MAX_STEPS
+        )
         _ROLLOUTS[key] = (runs, steps)
     return _ROLLOUTS[key]
 
@@ -66,6 +68,6 @@ def check_mode(
     ]
     flipped = 0
     if plan.height:
-        out = continue_injections(plan, runs, steps, {"n_tasks": n_tasks}, seed, 100)
+        out = continue_injections(plan, runs, steps, {"n_tasks": n_tasks}, seed, MAX_STEPS)
         flipped = int((out["continuations"]["status"] == "flipped").sum())
     return {"injections": plan.height, "invalid": invalid, "flipped": flipped}

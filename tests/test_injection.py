@@ -8,7 +8,7 @@ import pytest
 
 from whowhen.benchmarks.arithmetic.policies import calc_action, parse_calc
 from whowhen.injection.operators import OPERATORS
-from whowhen.injection.plan import plan_injections
+from whowhen.injection.plan import plan_injections, spread_order
 from whowhen.injection.slips import typo
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action
@@ -56,7 +56,8 @@ def test_operators_change_the_action_and_keep_its_format(seed: int) -> None:
 def test_final_answer_typo() -> None:
     final = Action("verifier", "Final answer: 75.", "final_answer", {"answer": "75"})
     replaced = OPERATORS["action.wrong_tool_argument"](final, random.Random(1))
-    assert replaced.tool_args["answer"] != "75" and replaced.content == final.content
+    wrong = replaced.tool_args["answer"]
+    assert wrong != "75" and replaced.content == f"Final answer: {wrong}."  # says what it does
     assert OPERATORS["reasoning.wrong_operand"](final, random.Random(1)) is None
 
 
@@ -90,3 +91,19 @@ def test_plan_respects_mode_filter_and_skips_failed_runs(rollouts, taxonomy) -> 
     assert set(only["mode"]) == {"reasoning.wrong_operator"}
     failed = runs.with_columns(pl.lit(False).alias("success"))
     assert plan_injections(failed, steps, taxonomy, 3, 2).height == 0
+
+
+def test_spread_order_takes_the_tenths_of_a_run_in_turn() -> None:
+    agent_steps = list(range(1, 61, 2))  # 30 agent steps
+    firsts = []
+    for seed in range(200):
+        rng = random.Random(seed)
+        order = list(agent_steps)
+        rng.shuffle(order)
+        out = spread_order(order, agent_steps, rng)
+        assert sorted(out) == agent_steps
+        tenths = [10 * agent_steps.index(s) // 30 for s in out]
+        assert len(set(tenths[:10])) == 10  # the first ten injections: ten different tenths
+        firsts.append(tenths[0])
+    counts = [firsts.count(t) for t in range(10)]
+    assert min(counts) >= 8 and max(counts) <= 35  # the start is spread too (200 runs)

@@ -188,7 +188,7 @@ def test_pipeline_with_llm_profile_reruns_free_and_leaks_no_key(tmp_path) -> Non
     assert (rollouts["policy"] == "openai-compatible/mock").all() and rollouts["success"].all()
     injections = pl.read_parquet(project / "results/injection/arithmetic/react/injections.parquet")
     assert injections.height > 0  # written by the LLM error generator
-    cont = pl.read_parquet(project / "results/dataset/continuations.parquet")
+    cont = pl.read_parquet(project / "results/continuation/continuations.parquet")
     assert cont["prefix_exact"].all()
     preds = pl.read_parquet(project / "results/predictions/built/mock_aao.parquet")
     assert preds["parse_ok"].all() and (preds["cost_usd"] > 0).all()

@@ -60,7 +60,16 @@ STAGE_PARAMS = {
     "replay": ["seed", "benchmarks", "rollouts", "replay"],
     "taxonomy": ["taxonomy", "models", "llm"],
     "injection": ["injection", "models", "llm"],
-    "continuation": ["seed", "benchmarks", "rollouts", "continuation", "agents", "models", "llm"],
+    "continuation": [
+        "seed",
+        "benchmarks",
+        "rollouts",
+        "continuation",
+        "dataset",
+        "agents",
+        "models",
+        "llm",
+    ],
     "imports": ["imports"],
     "attribution": ["attribution", "models", "llm"],
     "feedback": [

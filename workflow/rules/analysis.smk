@@ -11,6 +11,7 @@ rule analysis:
         runs=dataset_paths("runs"),
         steps=dataset_paths("steps"),
         continuations=rules.dataset.output.continuations,
+        audit=rules.dataset.output.audit,
         overview=rules.taxonomy.output.overview,
         mode_overview=rules.taxonomy.output.mode_overview,
         replay_check=rules.taxonomy.output.replay_check,

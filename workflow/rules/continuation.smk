@@ -37,9 +37,15 @@ rule dataset:
         runs="results/dataset/runs.parquet",
         steps="results/dataset/steps.parquet",
         labels="results/dataset/labels.parquet",
-        continuations="results/dataset/continuations.parquet",
+        continuations="results/continuation/continuations.parquet",
+        audit=report(
+            "results/audit/leakage.csv",
+            caption="../report/leakage_audit.rst",
+            category="Dataset",
+        ),
     params:
         continuation=config["continuation"],
+        dataset=config.get("dataset", {}),
     log:
         "logs/dataset.log",
     conda:

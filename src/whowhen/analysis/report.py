@@ -150,9 +150,11 @@ def built_dataset_html(
     rerollout: pl.DataFrame,
     recovery: pl.DataFrame,
     accuracy: pl.DataFrame,
+    leakage: pl.DataFrame | None = None,
 ) -> list[str]:
     """The built dataset's audit: what it holds, warm start against re-rollout, recovery
-    by mode, and the shortcut predictors (`accuracy`: scored on the test split only)."""
+    by mode, the shortcut predictors (`accuracy`: scored on the test split only) and the
+    dataset stage's leakage audit."""
     shortcuts = accuracy.filter(
         pl.col("attributor").is_in(SHORTCUT_ATTRIBUTORS)
         & (pl.col("dataset") == "all")
@@ -179,6 +181,45 @@ def built_dataset_html(
         "the typical relative position, position as a function of length). High scores here "
         "would mean the labels can be guessed without attribution.</p>",
         table_html(shortcuts),
+        *([] if leakage is None else leakage_html(leakage)),
+    ]
+
+
+def leakage_html(leakage: pl.DataFrame) -> list[str]:
+    """The dataset stage's leakage audit: each probe beside random, leaks named."""
+    found = leakage.filter(pl.col("leak"))
+    verdict = (
+        "No probe beats random by more than the margin."
+        if found.height == 0
+        else f"{found.height} probe(s) beat random by more than the margin: "
+        + ", ".join(f"{r['probe']} ({r['subset']})" for r in found.iter_rows(named=True))
+        + "."
+    )
+    return [
+        "<h3>Leakage audit (built dataset, test split)</h3>",
+        "<p class='note'>Can the gold step be found without understanding the run? "
+        "Position-only predictors; a classifier that reads one agent step at a time (hashed "
+        "word and character n-grams, logistic regression fitted on train), on every item and "
+        "on items whose gold is not the last agent step; the sibling diff (first step where an "
+        "item differs from another item injected into the same run); the best other column at "
+        "reproducing the label. Exact-step accuracy with its Wilson 95% interval, beside the "
+        "uniform random baseline's expectation and its 95% interval. "
+        f"{html.escape(verdict)}</p>",
+        table_html(
+            leakage.select(
+                "probe",
+                "subset",
+                "n",
+                "covered",
+                "accuracy",
+                "ci_low",
+                "ci_high",
+                "random",
+                "random_low",
+                "random_high",
+                "leak",
+            )
+        ),
     ]
 
 

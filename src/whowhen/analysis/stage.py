@@ -196,6 +196,7 @@ def built_section(
     tables: dict[str, pl.DataFrame],
     predictions: pl.DataFrame,
     tolerance: int,
+    leakage: pl.DataFrame | None = None,
 ) -> list[str]:
     """The built dataset's audit; its shortcut scores are over its test split only."""
     return built_dataset_html(
@@ -205,6 +206,7 @@ def built_section(
         accuracy(
             built_labels.filter(pl.col("split") == "test"), predictions, built_runs, tolerance
         ),
+        leakage,
     )
 
 
@@ -256,7 +258,8 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     modes_figure(modes, figure["modes"])
 
     natural = natural_section(inputs, overview, modes, figure["modes"])
-    built = built_section(built_labels, built_runs, tables, predictions, tolerance)
+    leakage = pl.read_csv(inputs["audit"]) if inputs.get("audit") else None
+    built = built_section(built_labels, built_runs, tables, predictions, tolerance, leakage)
     body = (
         figures_html(figure, tables["dataset_stats"], split, part="dataset")
         + built

@@ -8,11 +8,21 @@ from typing import Any
 
 import polars as pl
 
+from whowhen.dataset.select import cap_per_parent, spread_positions
 from whowhen.errors import WhowhenError
 from whowhen.schema import (
     LABELS,
     stable_id,
 )
+
+DATASET_DEFAULTS: dict[str, Any] = {
+    "max_per_parent": {"train": None, "dev": 1, "test": 1},
+    "max_tenth_share": 0.2,
+    "max_last_share": 0.2,
+    "audit_margin": 5,
+    "strict_audit": False,
+}
+"""The `dataset:` section's defaults (the config schema documents each key)."""
 
 
 def assign_splits(
@@ -81,10 +91,13 @@ def balance_agents(labels: pl.DataFrame, runs: pl.DataFrame, cap: float = 0.5) -
 
 
 def dataset_from_config(
-    parts: list[dict[str, pl.DataFrame]], cfg: dict[str, Any]
+    parts: list[dict[str, pl.DataFrame]],
+    cfg: dict[str, Any],
+    dataset: dict[str, Any] | None = None,
 ) -> dict[str, pl.DataFrame]:
-    """`build_dataset` with the config's `continuation` section (as the dataset stage)."""
-    return build_dataset(
+    """`build_dataset` with the config's `continuation` and `dataset` sections (as the
+    dataset stage); a missing `dataset` section keeps every item (no selection)."""
+    data = build_dataset(
         parts,
         cfg["split_seed"],
         cfg["train_fraction"],
@@ -92,6 +105,28 @@ def dataset_from_config(
         cfg.get("balance_agents", False),
         cfg.get("single_error", False),
     )
+    if dataset is None:
+        return data
+    opts = DATASET_DEFAULTS | dataset
+    return select_items(data, opts, cfg["split_seed"])
+
+
+def select_items(
+    data: dict[str, pl.DataFrame], opts: dict[str, Any], seed: int
+) -> dict[str, pl.DataFrame]:
+    """Keep at most `max_per_parent[split]` items per parent run, then spread the gold
+    steps' positions (per split); runs and steps follow the labels."""
+    caps = DATASET_DEFAULTS["max_per_parent"] | (opts.get("max_per_parent") or {})
+    labels = cap_per_parent(data["labels"], data["runs"], data["steps"], caps, seed)
+    labels = spread_positions(
+        labels, data["steps"], opts["max_tenth_share"], opts["max_last_share"], seed
+    )
+    keep = labels["run_id"].to_list()
+    return {
+        "runs": data["runs"].filter(pl.col("run_id").is_in(keep)),
+        "steps": data["steps"].filter(pl.col("run_id").is_in(keep)),
+        "labels": labels,
+    }
 
 
 def build_dataset(

@@ -61,9 +61,11 @@ def plan_injections(
 ) -> pl.DataFrame:
     """Up to `per_run` distinct (step, mode) injections per successful run.
 
-    Step: uniform over the run's candidate agent actions, or `stratified`: early, middle
+    Step: uniform over the run's candidate agent actions; `stratified`: early, middle
     and late thirds of the run's agent steps take turns, so long runs are not injected
-    mostly in their middle (a dict gives the selection per benchmark). Mode: among the
+    mostly in their middle; or `spread`: the tenths of the run take turns from a seeded
+    start, so over many runs the injected steps cover every part of a run evenly (a dict
+    gives the selection per benchmark). Mode: among the
     modes that
     apply to that action type (and are enabled), drawn in proportion to
     `weights[(benchmark, system)][mode]` (default 1: uniform), so injections follow the
@@ -79,8 +81,11 @@ def plan_injections(
         step_order = sorted(by_step)
         rng.shuffle(step_order)
         agent_steps = _agent_steps(steps, run["run_id"])
-        if _selection(step_selection, run["benchmark"]) == "stratified":
+        selection = _selection(step_selection, run["benchmark"])
+        if selection == "stratified":
             step_order = stratified_order(step_order, agent_steps, rng)
+        elif selection == "spread":
+            step_order = spread_order(step_order, agent_steps, rng)
         pair = (weights or {}).get((run["benchmark"], run["system"]), {})
         _order_modes(by_step, step_order, pair, rng)
         rows += _choose_injections(
@@ -214,4 +219,23 @@ def stratified_order(order: list[int], agent_steps: list[int], rng: random.Rando
         for p in turns:
             if strata[p]:
                 out.append(strata[p].pop(0))
+    return out
+
+
+def spread_order(order: list[int], agent_steps: list[int], rng: random.Random) -> list[int]:
+    """`order` (already shuffled) re-ordered so that the tenths of the run (index among the
+    agent steps / their count) take turns, from a random tenth: the first injections of a
+    run land in different parts of it, and the start differs from run to run."""
+    n = max(1, len(agent_steps))
+    index = {s: i for i, s in enumerate(agent_steps)}
+    strata: dict[int, list[int]] = {}
+    for s in order:
+        strata.setdefault(10 * index.get(s, 0) // n, []).append(s)
+    start = rng.randrange(10)
+    turns = [t for t in ((start + i) % 10 for i in range(10)) if t in strata]
+    out: list[int] = []
+    while any(strata.values()):
+        for t in turns:
+            if strata[t]:
+                out.append(strata[t].pop(0))
     return out

@@ -9,6 +9,7 @@ above the packages, so it cannot be what they import.
 from __future__ import annotations
 
 import random
+import re
 
 from whowhen.runtime import Action
 from whowhen.tools import format_number
@@ -33,7 +34,9 @@ def typo(number: str, rng: random.Random) -> str:
 
 
 def wrong_final_answer(action: Action, rng: random.Random) -> Action | None:
-    """action.wrong_tool_argument on `final_answer`: the numeric answer, mistyped."""
+    """action.wrong_tool_argument on `final_answer`: the numeric answer, mistyped, and
+    stated so in the step's text too (the agent believes the wrong number: the error shows
+    only against the history, never as a step that contradicts itself)."""
     if action.tool != "final_answer":
         return None
     answer = str((action.tool_args or {}).get("answer", ""))
@@ -41,7 +44,10 @@ def wrong_final_answer(action: Action, rng: random.Random) -> Action | None:
         float(answer)
     except ValueError:
         return None
-    return Action(action.actor, action.content, "final_answer", {"answer": typo(answer, rng)})
+    wrong = typo(answer, rng)
+    stated = re.compile(rf"(?<![\d.]){re.escape(answer)}(?![\d]|\.\d)")
+    text = stated.sub(lambda _: wrong, action.content)
+    return Action(action.actor, text, "final_answer", {"answer": wrong})
 
 
 GENERIC = {"action.wrong_tool_argument": wrong_final_answer}
