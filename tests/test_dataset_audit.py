@@ -15,7 +15,20 @@ from whowhen.dataset.select import cap_per_parent, spread_positions
 from whowhen.dataset.stage import audit
 from whowhen.errors import WhowhenError
 
-WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+]
 
 
 def synthetic(
