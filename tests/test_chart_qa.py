@@ -162,6 +162,8 @@ def test_operators_give_different_valid_actions(system: str) -> None:
     never = {"verification.false_approval"}
     if system == "react":
         never.add("coordination.distorted_handoff")
+    else:  # the analyst's report states its computation: no early proposal fits it
+        never.add("planning.premature_finish")
     assert seen == set(CHART_OPERATORS) - never
 
 
@@ -194,8 +196,8 @@ def test_core_calculator_operators_keep_the_chart_wording() -> None:
     swapped = OPERATORS["reasoning.wrong_operator"](action, rng)
     assert swapped.content.startswith(CHART_LEAD) and "running total" not in swapped.content
     assert swapped.tool_args["expression"] == "(31 - 64)"
-    typo = OPERATORS["action.wrong_tool_argument"](action, rng)
-    assert typo.content == action.content and typo.tool_args != action.tool_args
+    # dropped for chart QA (issue 19): a mistyped operand would contradict the stated one
+    assert OPERATORS["action.wrong_tool_argument"](action, rng) is None
     misread = OPERATORS["perception.misread_value"](action, rng)
     assert misread.content.startswith(CHART_LEAD) and "running total" not in misread.content
 
@@ -222,7 +224,6 @@ def _first_failure(system: str, mode: str, kinds: tuple[str, ...], actor: str):
     [
         ("react", "perception.misread_value", ("diff",), "assistant"),
         ("react", "perception.misread_value", ("max", "min", "trend"), "assistant"),
-        ("react", "action.wrong_tool_argument", ("diff",), "assistant"),
         ("orchestrator", "coordination.distorted_handoff", ("diff", "max"), "reader"),
         ("orchestrator", "perception.misread_value", ("diff", "min"), "reader"),
         ("react", "perception.misidentified_object", ("max", "min"), "assistant"),
@@ -246,7 +247,7 @@ def test_verifier_catches_an_analyst_slip() -> None:
     task = next(t for t in tasks() if t.kind == "diff")
     recorded = _episode(task, "orchestrator").history
     t = next(s.step for s in recorded if s.actor == "analyst" and s.tool == "calculator")
-    wrong = OPERATORS["action.wrong_tool_argument"](recorded[t].as_action(), random.Random(1))
+    wrong = OPERATORS["perception.misread_value"](recorded[t].as_action(), random.Random(1))
     result = warm_start(ChartQAEnv(task), system, recorded, t, wrong, 60)
     assert result.fidelity.exact and result.episode.verdict.success  # a recovery
     assert any(
@@ -297,7 +298,9 @@ def test_false_approval_answers_the_rejected_proposal() -> None:
     task = next(t for t in tasks() if t.kind == "diff")
     recorded = _episode(task, "orchestrator").history
     t = next(s.step for s in recorded if s.actor == "analyst" and s.tool == "calculator")
-    wrong = OPERATORS["action.wrong_tool_argument"](recorded[t].as_action(), random.Random(1))
+    wrong = OPERATORS["perception.misread_value"](
+        recorded[t].as_action(), random.Random(2)
+    )  # a misread the relaxed scoring does not forgive
     history = warm_start(ChartQAEnv(task), system, recorded, t, wrong, 60).episode.history
     reject = next(s for s in history if s.content.startswith("To orchestrator: Check failed"))
     before = history[: reject.step]

@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 
 import numpy as np
 import pytest
 
+from whowhen.benchmarks.event_timing.actions import SUMMARY_RE
 from whowhen.benchmarks.event_timing.env import EventTimingEnv
 from whowhen.benchmarks.event_timing.operators import OPERATORS as OWN_OPERATORS
 from whowhen.benchmarks.event_timing.prompts import PROMPTS
@@ -136,17 +138,15 @@ def test_operators_give_different_valid_actions() -> None:
     react = rollout(task).history
     orch = rollout(task, "orchestrator").history
     detect_step = next(s for s in react if s.tool == "detect_objects")
-    wrong = OPERATORS["action.wrong_tool_argument"](detect_step.as_action(), rng)
-    assert wrong.content == detect_step.content
-    assert abs(wrong.tool_args["frame"] - detect_step.tool_args["frame"]) == 1
+    # dropped for event timing (issue 19): a mistyped frame would contradict the stated one
+    assert OPERATORS["action.wrong_tool_argument"](detect_step.as_action(), rng) is None
     sample = react[1].as_action()
     skipped = OPERATORS["planning.wrong_subgoal"](sample, rng)
     args = skipped.tool_args
     assert (
         args != sample.tool_args and f"frames {args['start']} to {args['end']}" in skipped.content
     )
-    nudged = OPERATORS["action.wrong_tool_argument"](sample, rng)
-    assert nudged.content == sample.content and nudged.tool_args != sample.tool_args
+    assert OPERATORS["action.wrong_tool_argument"](sample, rng) is None
     report = next(s for s in orch if s.actor == "tracker" and s.kind == "message").as_action()
     for mode in ("coordination.distorted_handoff", "perception.misidentified_object"):
         changed = OWN_OPERATORS[mode](report, rng)
@@ -168,7 +168,15 @@ def test_misidentified_answer_uses_another_balls_value() -> None:
             continue
         assert wrong.tool_args["answer"] != task.answer
         assert wrong.content.endswith(f"Answer: {wrong.tool_args['answer']}.")
-        assert wrong.content.split("Answer:")[0] == final.content.split("Answer:")[0]
+        before, after = _verdict_values(final), _verdict_values(wrong)
+        changed = [c for c in before if before[c] != after[c]]
+        assert before.keys() == after.keys() and len(changed) == 2  # two balls exchanged
+        assert sorted(before.values()) == sorted(after.values())
+
+
+def _verdict_values(action: Action) -> dict[str, str]:
+    """Ball -> value, as a verdict lists them."""
+    return dict(re.findall(r"(\w+) (\d+|none)", SUMMARY_RE.search(action.content).group(2)))
 
 
 def _outcomes(system: str, mode: str, n_tasks: int = 8):
@@ -194,7 +202,6 @@ def _outcomes(system: str, mode: str, n_tasks: int = 8):
     ("system", "mode"),
     [
         ("react", "planning.wrong_subgoal"),
-        ("react", "action.wrong_tool_argument"),
         ("react", "perception.misidentified_object"),
         ("react", "planning.premature_finish"),
         ("react", "reasoning.miscount"),

@@ -7,12 +7,14 @@ import polars as pl
 import pytest
 
 from whowhen.benchmarks.arithmetic.policies import calc_action, parse_calc
+from whowhen.injection import slips
 from whowhen.injection.operators import OPERATORS
 from whowhen.injection.plan import plan_injections, spread_order
 from whowhen.injection.slips import typo
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action
 from whowhen.taxonomy import load_taxonomy
+from whowhen.tools import final_action
 
 from .conftest import ROOT
 
@@ -46,7 +48,8 @@ def test_operators_change_the_action_and_keep_its_format(seed: int) -> None:
     operator = OPERATORS["reasoning.wrong_operator"](action, rng)
     assert parse_calc(operator)[0] != op and parse_calc(operator)[2] == n
     arg = OPERATORS["action.wrong_tool_argument"](action, rng)
-    assert arg.content == action.content and parse_calc(arg)[3] != a
+    w = parse_calc(arg)  # the mistyped total, stated and computed alike
+    assert w[0] == op and w[2] == n and w[1] == w[3] != a
     for replaced in (operand, operator, arg):
         text = (replaced.content + json.dumps(replaced.tool_args)).lower()
         assert not any(w in text for w in ("inject", "error", "wrong", "mistake", "slip"))
@@ -54,10 +57,13 @@ def test_operators_change_the_action_and_keep_its_format(seed: int) -> None:
 
 
 def test_final_answer_typo() -> None:
-    final = Action("verifier", "Final answer: 75.", "final_answer", {"answer": "75"})
+    final = final_action("verifier", "75", verified_steps=4)
     replaced = OPERATORS["action.wrong_tool_argument"](final, random.Random(1))
     wrong = replaced.tool_args["answer"]
-    assert wrong != "75" and replaced.content == f"Final answer: {wrong}."  # says what it does
+    assert wrong != "75" and replaced == final_action("verifier", wrong, verified_steps=4)
+    # an answer text in a benchmark's own wording is that benchmark's operators' business
+    own = Action("verifier", "Final answer: 75.", "final_answer", {"answer": "75"})
+    assert slips.wrong_final_answer(own, random.Random(1)) is None
     assert OPERATORS["reasoning.wrong_operand"](final, random.Random(1)) is None
 
 

@@ -145,16 +145,18 @@ def test_operators_on_queries() -> None:
     assert parse_sql_step(operator)[0] == "average"
     assert query_aggregate(operator.tool_args["query"]) == "average"
     arg = OPERATORS["action.wrong_tool_argument"](action, rng)
-    assert arg.content == action.content and "'North'" not in arg.tool_args["query"]
+    s = parse_sql_step(arg)  # another region, stated and queried alike
+    assert s[:3] == ("total", "revenue", "desks") and s[3] != "North" and s[4] == 3
+    assert f"'{s[3]}'" in arg.tool_args["query"]
     assert set(AGGREGATES) == {"total", "average", "largest", "smallest"}
 
 
-def test_verifier_catches_a_wrong_aggregate_or_filter_but_not_a_wrong_plan() -> None:
+def test_verifier_catches_a_wrong_aggregate_but_not_a_wrong_plan() -> None:
     task = next(t for t in TASKS if t.agg == "total")
     system = make_system("solver_verifier", "table_qa")
     original = run_episode(TableQAEnv(task), system, 40)
     query = original.history[1].as_action()
-    for mode in ("reasoning.wrong_operator", "action.wrong_tool_argument"):
+    for mode in ("reasoning.wrong_operator",):
         slipped = OPERATORS[mode](query, random.Random(1))
         caught = warm_start(TableQAEnv(task), system, original.history, 1, slipped, 40)
         assert caught.episode.verdict.success, mode  # sent back and redone: a recovery
@@ -162,8 +164,9 @@ def test_verifier_catches_a_wrong_aggregate_or_filter_but_not_a_wrong_plan() -> 
             s.actor == "verifier" and s.content.startswith("Check failed")
             for s in caught.episode.history
         )
-    # another month or measure, stated and queried, matches the stated plan: it gets through
-    for mode in ("reasoning.wrong_operand", "planning.wrong_subgoal"):
+    # another month, measure or region, stated and queried, matches the stated plan: it gets
+    # through
+    for mode in ("reasoning.wrong_operand", "planning.wrong_subgoal", "action.wrong_tool_argument"):
         slipped = OPERATORS[mode](query, random.Random(1), original.history[:1])
         missed = warm_start(TableQAEnv(task), system, original.history, 1, slipped, 40)
         assert missed.fidelity.exact

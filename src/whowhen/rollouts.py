@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.injection.operators import random_slip
+from whowhen.injection.operators import slip_model
 from whowhen.media import media_root
 from whowhen.registry import LLM_SYSTEMS, agent_client, get_benchmark, make_system
 from whowhen.runtime import AgentSystem, run_episode
@@ -31,9 +31,11 @@ def run_rollouts(
     slip_rate: float,
     max_steps: int,
     client: Any = None,
+    slip_kind: str = "operators",
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """All rollouts of `system` on `benchmark`: (runs, steps, slips). Pure given its
-    arguments (rendered media go to the content-addressed store)."""
+    arguments (rendered media go to the content-addressed store). `slip_kind` names the slip
+    model (`injection.operators.SLIP_MODELS`; the pipeline's default is `natural`)."""
     bench = get_benchmark(benchmark, bench_cfg)
     tasks = bench.make_tasks(bench_cfg, seed)
     runs, steps, slips = [], [], []
@@ -43,7 +45,7 @@ def run_rollouts(
             benchmark,
             slip_rate=slip_rate,
             seed=seed,
-            slip=random_slip,
+            slip=slip_model(slip_kind),
             client=client,
             bench_cfg=bench_cfg,
         )
@@ -124,6 +126,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         params["rollouts"]["slip_rate"],
         params["rollouts"]["max_steps"],
         client=client,
+        slip_kind=params["rollouts"].get("slips", "natural"),
     )
     if client is not None:
         log.info("model calls: %s", client.stats.as_dict())

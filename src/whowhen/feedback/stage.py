@@ -50,6 +50,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         fb["persistence"],
         params["rollouts"]["max_steps"],
         client,
+        params["rollouts"].get("slips", "natural"),
     )
     ctx = Context(
         setting,

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import inspect
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from whowhen.benchmarks.base import Benchmark, Operator
+from whowhen.injection.natural import natural_slip
 from whowhen.injection.slips import GENERIC
 from whowhen.registry import BENCHMARKS
 from whowhen.runtime import Action, Step
@@ -64,3 +65,14 @@ def random_slip(
         if replaced is not None and replaced != action:
             return name, replaced
     return None
+
+
+SLIP_MODELS = {"natural": natural_slip, "operators": random_slip}
+"""How scripted agents slip on their own (`rollouts.slips`): the natural slip generator
+(`injection.natural`, apart from the injection operators: the default), or a random
+injection operator (as before it existed)."""
+
+
+def slip_model(name: str = "natural") -> Callable[..., tuple[str, Action] | None]:
+    """The slip function of `rollouts.slips`."""
+    return SLIP_MODELS[name]

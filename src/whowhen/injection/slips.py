@@ -12,7 +12,7 @@ import random
 import re
 
 from whowhen.runtime import Action
-from whowhen.tools import format_number
+from whowhen.tools import final_action, format_number
 
 
 def typo(number: str, rng: random.Random) -> str:
@@ -33,10 +33,17 @@ def typo(number: str, rng: random.Random) -> str:
     return format_number(value)
 
 
+_VERIFIED = re.compile(r"^I checked all (\d+) calculations against the problem")
+
+
 def wrong_final_answer(action: Action, rng: random.Random) -> Action | None:
     """action.wrong_tool_argument on `final_answer`: the numeric answer, mistyped, and
     stated so in the step's text too (the agent believes the wrong number: the error shows
-    only against the history, never as a step that contradicts itself)."""
+    only against the history, never as a step that contradicts itself).
+
+    Only the shared `final_action` wordings are rewritten: a benchmark whose answer text
+    also shows how the answer was reached (a tally, a list of values) has operators of its
+    own, which keep that account consistent."""
     if action.tool != "final_answer":
         return None
     answer = str((action.tool_args or {}).get("answer", ""))
@@ -44,10 +51,11 @@ def wrong_final_answer(action: Action, rng: random.Random) -> Action | None:
         float(answer)
     except ValueError:
         return None
-    wrong = typo(answer, rng)
-    stated = re.compile(rf"(?<![\d.]){re.escape(answer)}(?![\d]|\.\d)")
-    text = stated.sub(lambda _: wrong, action.content)
-    return Action(action.actor, text, "final_answer", {"answer": wrong})
+    checked = _VERIFIED.match(action.content)
+    verified = int(checked.group(1)) if checked else None
+    if action.content != final_action(action.actor, answer, verified).content:
+        return None
+    return final_action(action.actor, typo(answer, rng), verified)
 
 
 GENERIC = {"action.wrong_tool_argument": wrong_final_answer}

@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 
 from whowhen.benchmarks.base import Benchmark
-from whowhen.injection.operators import random_slip
+from whowhen.injection.operators import slip_model
 from whowhen.registry import LLM_SYSTEMS, get_benchmark, make_system
 from whowhen.replay.classify import classify, describe
 from whowhen.replay.probe import Probe, Replay, probe_rows, replay_run
@@ -28,8 +28,10 @@ def replay_failures(
     slip_rate: float,
     max_probes: int,
     max_steps: int,
+    slip_kind: str = "operators",
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(probes, decisive) for the failed runs of one shard. Pure given its arguments."""
+    """(probes, decisive) for the failed runs of one shard. Pure given its arguments.
+    `slip_kind`: the slip model the rollouts used (the agent replays with it)."""
     failed = runs.filter(~pl.col("success")).sort("run_id")
     probes: list[dict[str, Any]] = []
     decisive: list[dict[str, Any]] = []
@@ -49,7 +51,15 @@ def replay_failures(
             continue
         recorded = steps_from_frame(steps.filter(pl.col("run_id") == run["run_id"]))
         result = _replay(
-            run, recorded, bench, task, bench_cfg, seed, slip_rate, max_probes, max_steps
+            run,
+            recorded,
+            bench,
+            task,
+            bench_cfg,
+            seed,
+            (slip_rate, slip_kind),
+            max_probes,
+            max_steps,
         )
         probes += probe_rows(run["run_id"], result)
         row.update(status=result.status, reason=result.reason, n_probes=len(result.probes))
@@ -71,7 +81,7 @@ def _replay(
     task: Any,
     bench_cfg: dict[str, Any],
     seed: int,
-    slip_rate: float,
+    slipping: tuple[float, str],
     max_probes: int,
     max_steps: int,
 ) -> Replay:
@@ -82,9 +92,9 @@ def _replay(
         return make_system(
             run["system"],
             run["benchmark"],
-            slip_rate=slip_rate,
+            slip_rate=slipping[0],
             seed=seed,
-            slip=random_slip,
+            slip=slip_model(slipping[1]),
             bench_cfg=bench_cfg,
         )
 
@@ -136,6 +146,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         params["rollouts"]["slip_rate"],
         params["replay"]["max_probes"],
         params["replay"]["max_steps"],
+        slip_kind=params["rollouts"].get("slips", "natural"),
     )
     counts = decisive["status"].value_counts(sort=True).rows()
     log.info("replay %s/%s: %s", wildcards["benchmark"], wildcards["system"], dict(counts))

@@ -2,8 +2,12 @@
 
 Each applies only where the scripted policy's next move is known: a calculation (or
 `print(a op b)` program) in the policy's own form, the solver's proposal, the verifier's
-rejection. The replacement uses the policy's own templates, so the slip reads like the
-policy's text.
+rejection. Every replacement is built with the policy's own builders (`calc_action`,
+`code_action`, `PROPOSAL`, `final_action`) from a wrong belief, so the step says what it
+does: the total, operand and operation in its text are the ones it computes, the answer
+it states is the one it sends. It is wrong only against the problem and the history
+(tests/test_coherence_arithmetic.py holds every operator to that). No (mode, system) was
+dropped: each mode here has a form in which the wrong belief is stated and acted on.
 """
 
 from __future__ import annotations
@@ -148,8 +152,8 @@ _CONFUSED_OP = {"add": "sub", "sub": "add", "mul": "add", "div": "sub"}
 
 @covers("react", "solver_verifier")
 def wrong_operand(action: Action, rng: random.Random) -> Action | None:
-    """reasoning.wrong_operand: a calculation with a nearby number in place of the operand
-    (a divisor that still divides the total evenly, for a division)."""
+    """reasoning.wrong_operand: a calculation with a nearby number in place of the operand,
+    stated and computed (a divisor that still divides the total evenly, for a division)."""
     parsed = parse_calc(action)
     if parsed is None:
         return None
@@ -174,12 +178,18 @@ def wrong_operator(action: Action, rng: random.Random) -> Action | None:
 
 @covers("react", "solver_verifier")
 def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
-    """action.wrong_tool_argument: the intent is right, the expression mistypes the total."""
+    """action.wrong_tool_argument: the right operation is carried out on a mistyped
+    running total (digits swapped, or off by one or ten). The mistyped total is the one the
+    step states and computes, as the agent copied it; the last result in the history shows
+    the right one. (Not the total's typo in the expression alone: a text that states the
+    right total over a call that uses another contradicts itself.)"""
     parsed = parse_calc(action)
     if parsed is None:
         return None
-    op, a, n, _ = parsed
-    return calc_action(action.actor, op, a, n, expr_a=typo(a, rng))
+    op, a, n, expr_a = parsed
+    if expr_a != a:  # already contradicts itself: not a step in the policy's form
+        return None
+    return calc_action(action.actor, op, typo(a, rng), n)
 
 
 _CALCULATOR = {

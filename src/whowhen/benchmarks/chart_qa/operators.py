@@ -1,4 +1,15 @@
-"""Error operators for the chart QA steps and messages, one per taxonomy mode."""
+"""Error operators for the chart QA steps and messages, one per taxonomy mode.
+
+Every replacement is built with the policies' own builders (`actions`) fed a wrong belief
+(a misread or exchanged value, the operands the other way round, a difference taken for
+done), so the step's text and its action agree and the error shows only against the chart
+or the history (issue 19: no step may contradict itself).
+
+Dropped (mode, system) pairs, each because only a self-contradictory step could express it:
+- action.wrong_tool_argument, react: the calculator step states the values it subtracts,
+  so a mistyped operand in the expression contradicts its own text (and a mistype carried
+  into the text is a misread value, which `misread_value` covers).
+"""
 
 from __future__ import annotations
 
@@ -18,6 +29,7 @@ from whowhen.benchmarks.chart_qa.actions import (
     approval_action,
     calc_action,
     conclude,
+    diff_answer_action,
     kind_of,
     parse_calc,
     parse_values,
@@ -129,22 +141,6 @@ def distorted_handoff(
     return Action(action.actor, action.content.replace(old, changed, 1))
 
 
-@covers("react")
-def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
-    """action.wrong_tool_argument: the stated difference is right, the expression sent has
-    one operand mistyped."""
-    parsed = parse_values(action.content) if action.tool == "calculator" else None
-    calc = parse_calc(action.content)
-    if parsed is None or calc is None:
-        return None
-    a, b, va, vb = calc
-    if rng.random() < 0.5:
-        va = str(_transcribe(int(va), rng))
-    else:
-        vb = str(_transcribe(int(vb), rng))
-    return calc_action(action.actor, parsed[0], parsed[1], a, b, expr=f"({va} - {vb})")
-
-
 def _exchanged(values: Values, index: int, rng: random.Random) -> Values:
     """The values with bar `index` and a neighbouring bar taken for each other."""
     j = rng.choice([k for k in (index - 1, index + 1) if 0 <= k < len(values)])
@@ -207,21 +203,17 @@ def wrong_operator(action: Action, rng: random.Random) -> Action | None:
 
 @covers("react")
 def premature_finish(action: Action, rng: random.Random) -> Action | None:
-    """planning.premature_finish: at the difference step, one of the two values read is
-    given as the answer before anything is computed (react answers; the analyst proposes)."""
+    """planning.premature_finish: at react's difference step the agent answers at once in
+    its answer wording, taking one of the two values it has just read for the difference
+    ("Split is higher than Porto by 68. The answer is 68.") instead of computing it. Not
+    for the analyst: its report states both values and the result, so an early proposal
+    would contradict itself."""
     parsed = parse_values(action.content) if action.tool == "calculator" else None
     calc = parse_calc(action.content)
-    if parsed is None or calc is None:
+    if parsed is None or calc is None or parsed[0] != CHART_LEAD:
         return None
-    lead, values = parsed
-    name = calc[0] if rng.random() < 0.7 else calc[1]
-    value = str(dict(values)[name])
-    said = f"{lead} {format_values(values)}. The value for {name} is {value}."
-    if lead == CHART_LEAD:
-        return Action(
-            action.actor, f"{said} The answer is {value}.", "final_answer", {"answer": value}
-        )
-    return tell(action.actor, "orchestrator", f"{said} Proposed answer: {value}.")
+    a, b, va, vb = calc
+    return diff_answer_action(action.actor, a, b, va if rng.random() < 0.7 else vb)
 
 
 @covers("orchestrator")
@@ -247,7 +239,6 @@ OPERATORS = {
     "perception.misread_value": misread_value,
     "perception.misidentified_object": misidentified_object,
     "coordination.distorted_handoff": distorted_handoff,
-    "action.wrong_tool_argument": wrong_tool_argument,
     "reasoning.wrong_operator": wrong_operator,
     "planning.premature_finish": premature_finish,
     "verification.false_approval": false_approval,

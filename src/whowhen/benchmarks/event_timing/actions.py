@@ -20,6 +20,8 @@ SUMMARY_RE = re.compile(
     r"(First frame inside the zone|Crossings of the line x = \d+) in the detections: "
     r"((?:\w+ (?:\d+|none)(?:, )?)+)\."
 )
+GAP_RE = re.compile(r"(?:is outside the zone|No ball is in the zone) in frame \d+ and ")
+"""The reason react gives for sampling the frames between two coarse frames."""
 ANSWER_RE = re.compile(r"Answer: (\w+)\.$")
 ABOUT_RE = re.compile(r"The question is about the (\w+) ball\.")
 TRACK_RE = re.compile(r"^To tracker: Track (the \w+ ball|all balls) in frames")

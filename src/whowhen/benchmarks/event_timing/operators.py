@@ -1,4 +1,15 @@
-"""Error operators for the event timing steps and messages, one per taxonomy mode."""
+"""Error operators for the event timing steps and messages, one per taxonomy mode.
+
+Every replacement is built with the policies' own builders (`actions`) fed a wrong belief
+(two balls taken for each other, a shorter video or gap, the detections so far taken for
+all, a crossing missed), so the step's text and its action agree and the error shows only
+against the frames or the history (issue 19: no step may contradict itself).
+
+Dropped (mode, system) pairs, each because only a self-contradictory step could express it:
+- action.wrong_tool_argument, react: every sample_frames and detect_objects step states the
+  frames it asks for, so a mistyped argument contradicts its own text (and a frame range
+  stated and sent alike is `wrong_subgoal`).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +26,7 @@ from whowhen.benchmarks.event_timing.actions import (
     COUNT_RE,
     DETECT_RE,
     FRAMES_RE,
+    GAP_RE,
     POINT_RE,
     REJECT_RE,
     REPORT_RE,
@@ -39,33 +51,60 @@ from whowhen.runtime import Action, Step
 # --- operators: one slip per taxonomy mode, in the policies' own templates ---------------
 
 
-def _others(items: dict[str, str], colour: str, value: str) -> list[str]:
-    return [c for c, v in items.items() if c != colour and v not in ("none", value)]
+def _answer_of(about: str | None, items: dict[str, str]) -> str:
+    """The answer per-ball values give, as `summarize` gives it from detections: the asked
+    ball's value, or (`about` None: which ball first) the ball with the earliest frame."""
+    if about is not None:
+        return items.get(about, "none")
+    entered = [(int(v), c) for c, v in items.items() if v != "none"]
+    return min(entered)[1] if entered else "none"
+
+
+def _exchanged(items: dict[str, str], a: str, b: str) -> dict[str, str]:
+    """The per-ball values with balls `a` and `b` taken for each other."""
+    return {c: items[b] if c == a else items[a] if c == b else v for c, v in items.items()}
+
+
+def _with_values(action: Action, items: dict[str, str], about: str | None) -> Action | None:
+    """A verdict step (react's answer, the analyst's message) restated over other per-ball
+    values, with the answer they give: the policy's `verdict_text` wording, its tool."""
+    summary, answer = SUMMARY_RE.search(action.content), ANSWER_RE.search(action.content)
+    if summary is None or answer is None:
+        return None
+    new = _answer_of(about, items)
+    listed = ", ".join(f"{c} {v}" for c, v in items.items())
+    text = action.content
+    text = text[: summary.start(2)] + listed + text[summary.end(2) : answer.start()]
+    args = {"answer": new} if action.tool == "final_answer" else action.tool_args
+    return Action(action.actor, f"{text}Answer: {new}.", action.tool, args)
 
 
 @covers("react", "orchestrator")
 def misidentified_object(action: Action, rng: random.Random) -> Action | None:
-    """Another ball's value used for the asked one (an answer or the analyst's report), or
-    the tracker's report with two balls' colours mixed up."""
+    """perception.misidentified_object: two balls are taken for each other, in a verdict
+    (the asked ball, or for "which ball first" the earliest, with another ball: the values
+    listed and the answer they give; react's answer or the analyst's message) or in the
+    tracker's report (two balls' colours mixed up in every frame). Not the verifier's
+    approval: a verifier that mixed up balls would reject, which the run recovers from."""
     if action.tool is None and REPORT_RE.match(action.content):
         return _swap_colours(action, rng)
     summary, answer = SUMMARY_RE.search(action.content), ANSWER_RE.search(action.content)
     if summary is None or answer is None or action.tool not in (None, "final_answer"):
         return None
-    items = dict(re.findall(r"(\w+) (\d+|none)", summary.group(2)))
-    old = answer.group(1)
-    if old in PALETTE:  # which ball first: another ball that entered (or any other)
-        choices = _others(items, old, "none") or [c for c in items if c != old]
-        new = rng.choice(choices) if choices else None
-    else:
-        about = ABOUT_RE.search(action.content)
-        choices = [items[c] for c in _others(items, about.group(1) if about else "", old)]
-        new = rng.choice(choices) if choices else None
-    if new is None:
+    if action.content.startswith(APPROVED):
         return None
-    content = action.content[: answer.start()] + f"Answer: {new}."
-    args = {"answer": new} if action.tool == "final_answer" else action.tool_args
-    return Action(action.actor, content, action.tool, args)
+    items = dict(re.findall(r"(\w+) (\d+|none)", summary.group(2)))
+    about_m = ABOUT_RE.search(action.content)
+    about = about_m.group(1) if about_m else None
+    old = _answer_of(about, items)
+    target = about or old
+    if target not in items or old != answer.group(1):
+        return None
+    others = [c for c in items if c != target]
+    swaps = [c for c in others if _answer_of(about, _exchanged(items, target, c)) != old]
+    if not swaps:
+        return None
+    return _with_values(action, _exchanged(items, target, rng.choice(swaps)), about)
 
 
 def _swap_colours(action: Action, rng: random.Random) -> Action | None:
@@ -83,36 +122,26 @@ def _swap_colours(action: Action, rng: random.Random) -> Action | None:
     return Action(action.actor, action.content[: head.end()] + body, action.tool, action.tool_args)
 
 
-@covers("react")
-def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
-    """The intended frame (range) is right, the call's argument is a neighbouring value."""
-    args = dict(action.tool_args or {})
-    if action.tool == "detect_objects" and DETECT_RE.search(action.content):
-        frame = int(args.get("frame", 0))
-        args["frame"] = frame + 1 if frame == 0 else frame + rng.choice((-1, 1))
-        return Action(action.actor, action.content, action.tool, args)
-    if action.tool == "sample_frames" and FRAMES_RE.search(action.content):
-        a, b, s = (int(args.get(k, 0)) for k in ("start", "end", "step"))
-        options = [(a + d, b, s) for d in (-1, 1) if 0 <= a + d <= b]
-        options += [(a, b + d, s) for d in (-1, 1) if b + d >= a]
-        options += [(a, b, s + d) for d in (-1, 1) if s + d >= 1]
-        a, b, s = rng.choice(options)
-        return Action(action.actor, action.content, action.tool, {"start": a, "end": b, "step": s})
-    return None
-
-
 @covers("react", "orchestrator")
 def wrong_subgoal(action: Action, rng: random.Random) -> Action | None:
-    """Sampling or tracking a frame range that leaves out needed frames (stated and done)."""
+    """planning.wrong_subgoal: a frame range that leaves out needed frames, stated and sent
+    alike: a first pass from frame 0 stops early (as if the video were shorter); a gap is
+    narrowed at either end (the orchestrator's order, the tracker's sampling). Not react's
+    gap step: its text names the frames the gap lies between."""
     m = FRAMES_RE.search(action.content)
     is_order = action.tool is None and TRACK_RE.match(action.content)
     if m is None or not (action.tool == "sample_frames" or is_order):
+        return None
+    if GAP_RE.search(action.content):
         return None
     a, b, s = (int(v) for v in m.groups())
     frames = list(range(a, b + 1, s))
     if len(frames) < 2:
         return None
-    a, b = rng.choice([(f, b) for f in frames[1:]] + [(a, f) for f in frames[:-1]])
+    ranges = [(a, f) for f in frames[:-1]]
+    if a > 0:
+        ranges += [(f, b) for f in frames[1:]]
+    a, b = rng.choice(ranges)
     content = action.content[: m.start()] + frames_text(a, b, s) + action.content[m.end() :]
     args = {"start": a, "end": b, "step": s} if action.tool else action.tool_args
     return Action(action.actor, content, action.tool, args)
@@ -245,21 +274,29 @@ def miscount(action: Action, rng: random.Random) -> Action | None:
 def false_approval(
     action: Action, rng: random.Random, history: Sequence[Step] = ()
 ) -> Action | None:
-    """The verifier approves the analyst's answer it was about to send back, in its
-    approval wording over the tracker's detections."""
+    """verification.false_approval: the verifier approves the analyst's answer it was about
+    to send back, in its approval wording, with the per-ball values misread so that they
+    give that answer (the asked ball's value read as the claimed one; for "which ball
+    first", the claimed ball and the earliest taken for each other)."""
     m = REJECT_RE.match(action.content) if action.tool is None else None
     spec = _spec(history) if m and action.actor == "verifier" else None
     if spec is None:
         return None
-    claimed = m.group(2)
+    found, claimed = m.group(1), m.group(2)
     items, _ = summarize(spec, reported(history))
+    about = None if spec.kind == "first" else spec.colour
+    if about is not None:
+        items = {**items, about: claimed}
+    elif claimed in items and found in items:
+        items = _exchanged(items, found, claimed)
+    if _answer_of(about, items) != claimed:
+        return None
     text = APPROVED + verdict_text(spec, items, claimed)
     return Action(action.actor, text, "final_answer", {"answer": claimed})
 
 
 OPERATORS = {
     "perception.misidentified_object": misidentified_object,
-    "action.wrong_tool_argument": wrong_tool_argument,
     "planning.wrong_subgoal": wrong_subgoal,
     "coordination.distorted_handoff": distorted_handoff,
     "planning.premature_finish": premature_finish,

@@ -1,4 +1,20 @@
-"""Error operators for the table QA steps and messages, one per taxonomy mode."""
+"""Error operators for the table QA steps and messages, one per taxonomy mode.
+
+Every replacement is built with the policy's own builders (`sql_action`, `final_action`,
+`_PROPOSAL`, `_approve`) from a wrong belief, so the step says what it does: the
+aggregate, measure, product, region and month its text announces are the ones its query
+computes, the answer it states is the one it sends. It is wrong only against the question
+and the history (tests/test_coherence_table_qa.py holds every operator to that). No
+operator was dropped for a contradiction: each mode here has a form in which the wrong
+belief is stated and acted on. One coverage mark was dropped as a consequence:
+
+- verification.false_approval, solver_verifier: no longer marked `covers`. The operator is
+  unchanged and still applies (and flips) wherever the verifier sends the solver back,
+  but the scripted verifier rejects only a swapped aggregate, and the seeded rollouts'
+  one recovered run came from the old self-contradicting filter slip (text one region,
+  query another) that the verifier caught; with coherent slips no successful run holds a
+  rejection to approve falsely. The mode stays covered on arithmetic/solver_verifier.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +32,7 @@ from whowhen.benchmarks.table_qa.policies import (
     parse_sql_step,
     sql_action,
 )
-from whowhen.benchmarks.table_qa.tasks import MEASURES, REGIONS, parse_question, query_for
+from whowhen.benchmarks.table_qa.tasks import MEASURES, REGIONS, parse_question
 from whowhen.injection.slips import typo
 from whowhen.runtime import Action, Step
 from whowhen.tools import final_action
@@ -102,7 +118,6 @@ def distorted_handoff(action: Action, rng: random.Random, history: Sequence[Step
     return Action("solver", _PROPOSAL.format(answer=typo(m.group(1), rng)))
 
 
-@covers("solver_verifier")
 def false_approval(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """verification.false_approval: instead of sending the solver back, the verifier
     answers with the proposal it should have rejected, in its approval wording."""
@@ -119,7 +134,8 @@ _SWAP_AGG = {"total": "average", "average": "total", "largest": "smallest", "sma
 
 @covers("react", "solver_verifier")
 def wrong_operand(action: Action, rng: random.Random) -> Action | None:
-    """reasoning.wrong_operand: the right aggregate over a neighbouring month."""
+    """reasoning.wrong_operand: the right aggregate over a neighbouring month, stated and
+    queried."""
     table = parse_sql_step(action)
     if table is None:
         return None
@@ -140,21 +156,16 @@ def wrong_operator(action: Action, rng: random.Random) -> Action | None:
 
 @covers("react", "solver_verifier")
 def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
-    """action.wrong_tool_argument: the intent is right, the query filters another region."""
+    """action.wrong_tool_argument: the right aggregate and measure, filtered on another
+    region, the one the step states and queries (the agent copied the region wrongly from
+    the question). Not the other region in the query alone: a query that filters another
+    region than the text names contradicts itself (and the verifier catches that)."""
     table = parse_sql_step(action)
-    if table is None:
+    if table is None or sql_action(action.actor, *table) != action:
         return None
     agg, measure, product, region, month = table
     other = rng.choice([r for r in REGIONS if r != region])
-    return sql_action(
-        action.actor,
-        agg,
-        measure,
-        product,
-        region,
-        month,
-        query=query_for(agg, measure, product, other, month),
-    )
+    return sql_action(action.actor, agg, measure, product, other, month)
 
 
 OPERATORS: dict[str, Operator] = {

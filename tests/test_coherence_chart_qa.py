@@ -1,0 +1,263 @@
+"""Issue 19: an injected chart QA step must not contradict itself. `contradiction` reads ONE
+step (its text, tool and arguments) and says what in it disagrees; it must pass every step
+of the slip-free reference rollouts and every replacement the package's operators make, and
+it must catch the step-only contradictions the audit found (so it is a real check)."""
+
+from __future__ import annotations
+
+import inspect
+import random
+import re
+from functools import cache
+
+import pytest
+
+from whowhen.benchmarks.base import Operator
+from whowhen.benchmarks.chart_qa.actions import conclude, parse_values
+from whowhen.benchmarks.chart_qa.operators import OPERATORS
+from whowhen.injection.plan import plan_injections
+from whowhen.rollouts import run_rollouts
+from whowhen.runtime import Action, Step
+from whowhen.runtime.records import steps_from_rows
+
+from .operator_checks import TAXONOMY, rollouts
+
+BENCHMARK = "chart_qa"
+SYSTEMS = ("react", "orchestrator")
+_TO = re.compile(r"^To (\w+): ")
+_READ = "I will read the bar values off the chart."
+_CALC = re.compile(r"(\w+) minus (\w+) is (-?\d+) - (-?\d+)\.$")
+_CONCLUSION = re.compile(
+    r"^(?P<lead>.+?) (?P<list>(?:[A-Z][a-z]+ -?\d+, )*[A-Z][a-z]+ -?\d+)\. (?P<sentence>.+?) "
+    r"(?:The answer is|Proposed answer:) (?P<answer>\S+?)\.$"
+)
+_DIFF_ANSWER = re.compile(r"^(\w+) is higher than (\w+) by (-?[\d.]+)\. The answer is (\S+?)\.$")
+_DIFF_REPORT = re.compile(
+    r"^(\w+) (-?\d+) minus (\w+) (-?\d+) is (-?[\d.]+)\. Proposed answer: (\S+?)\.$"
+)
+_APPROVAL = re.compile(
+    r"^The analyst's answer agrees with the reader's values\. Final answer: (\S+?)\.$"
+)
+_SAYS_ANSWER = re.compile(r"(?:The answer is|Final answer:) (\S+?)\.$")
+_KINDS = {"highest value is": "max", "lowest value is": "min", "From left to right": "trend"}
+
+
+def _conclusion(text: str) -> str | None:
+    """What is wrong with a step that concludes from a value list (max, min or trend)."""
+    m = _CONCLUSION.match(text)
+    if m is None:
+        return "a conclusion that is not in the policy's form"
+    parsed = parse_values(f"{m['lead']} {m['list']}.")
+    kind = next((k for phrase, k in _KINDS.items() if phrase in m["sentence"]), None)
+    if parsed is None or kind is None:
+        return "a conclusion that is not in the policy's form"
+    sentence, answer = conclude(kind, parsed[1])
+    if m["sentence"] != sentence:
+        return f"the values listed give {sentence!r}, the step says {m['sentence']!r}"
+    if m["answer"] != answer:
+        return f"the stated reasoning gives {answer}, the step answers {m['answer']}"
+    return None
+
+
+def _calculation(text: str, expression: str) -> str | None:
+    """What is wrong with a difference step: the listed values, the stated computation and
+    the expression sent must agree."""
+    parsed, calc = parse_values(text), _CALC.search(text)
+    if parsed is None or calc is None:
+        return "a calculator call whose text states no computation from listed values"
+    a, b, va, vb = calc.groups()
+    values = dict(parsed[1])
+    for name, stated in ((a, va), (b, vb)):
+        if name not in values:
+            return f"{name} is computed with but not listed"
+        if values[name] != int(stated):
+            return f"{name} is listed at {values[name]} but computed with as {stated}"
+    if expression != f"({va} - {vb})":
+        return f"the text computes {va} - {vb}, the call sends {expression}"
+    return None
+
+
+def contradiction(action: Action) -> str | None:
+    """What in this one step contradicts itself (None: nothing), from its text, tool and
+    arguments alone: the tool it calls against the one its text announces, the values its
+    text lists against those it computes with or concludes from, the answer its text gives
+    against the one it submits; a text the policies never write is flagged too."""
+    text = _TO.sub("", action.content)
+    args = action.tool_args or {}
+    if (text == _READ) != (action.tool == "read_chart"):
+        return f"the text and the tool disagree ({action.tool} called)"
+    if bool(_CALC.search(text)) != (action.tool == "calculator"):
+        return f"the text and the tool disagree ({action.tool} called)"
+    if action.tool == "calculator":
+        return _calculation(text, str(args.get("expression", "")))
+    if action.tool == "final_answer":
+        said = _SAYS_ANSWER.search(text)
+        if said is None:
+            return "a final answer whose text gives no answer"
+        if str(args.get("answer")) != said.group(1):
+            return f"the text answers {said.group(1)}, the call submits {args.get('answer')}"
+        if _APPROVAL.match(text):
+            return None
+        diff = _DIFF_ANSWER.match(text)
+        if diff:
+            return None if diff[3] == diff[4] else "the stated difference is not the answer"
+        return _conclusion(text)
+    if action.tool is not None:
+        return None
+    report = _DIFF_REPORT.match(text)
+    if report:
+        a_value, b_value, result, proposed = report[2], report[4], report[5], report[6]
+        if float(result) != int(a_value) - int(b_value):
+            return f"{a_value} - {b_value} is not {result}"
+        return None if proposed == result else f"{result} computed, {proposed} proposed"
+    if "Proposed answer:" in text:
+        return _conclusion(text)
+    return None
+
+
+# --- the steps the check reads -----------------------------------------------------------
+
+
+def _agent_actions(steps) -> list[Action]:
+    rows = steps.filter(steps["kind"].is_in(["action", "message"]) & (steps["actor"] != "user"))
+    return [
+        Action(s.actor, s.content, s.tool, s.tool_args)
+        for s in steps_from_rows(rows.sort("run_id", "step").to_dicts())
+    ]
+
+
+@cache
+def reference_actions(system: str) -> tuple[Action, ...]:
+    """Every agent step of slip-free reference rollouts."""
+    _, steps, _ = run_rollouts(BENCHMARK, system, {"n_tasks": 30}, 1, 0.0, 80)
+    return tuple(_agent_actions(steps))
+
+
+@cache
+def planned_replacements(system: str) -> tuple[tuple[str, Action], ...]:
+    """(mode, replacement) of the injections planned for each of the package's modes, as
+    the injection stage plans them (rollouts with slips, so recoveries are there too)."""
+    runs, steps = rollouts(BENCHMARK, system)
+    out: list[tuple[str, Action]] = []
+    for mode in OPERATORS:
+        plan = plan_injections(runs, steps, TAXONOMY, 3, 3, [mode])
+        out += [(mode, Action.from_json(a)) for a in plan["replacement_action"]]
+    return tuple(out)
+
+
+def _apply(op: Operator, action: Action, rng: random.Random, history: list[Step]):
+    """Call an operator as the registry does (with the history when it takes one)."""
+    if len(inspect.signature(op).parameters) >= 3:
+        return op(action, rng, history)
+    return op(action, rng)
+
+
+@cache
+def direct_replacements(system: str) -> tuple[tuple[str, Action], ...]:
+    """(mode, replacement) of every package operator applied to every agent step of the
+    rollouts, with its history, under three seeds: every form an operator can produce."""
+    _, steps = rollouts(BENCHMARK, system)
+    out: list[tuple[str, Action]] = []
+    for (run_id,), run in steps.sort("step").group_by(["run_id"], maintain_order=True):
+        history: list[Step] = steps_from_rows(run.to_dicts())
+        for i, step in enumerate(history):
+            if step.kind not in ("action", "message") or step.actor == "user":
+                continue
+            original = Action(step.actor, step.content, step.tool, step.tool_args)
+            if contradiction(original):  # a slip of the rollouts' slip model: not ours
+                continue
+            for mode, op in OPERATORS.items():
+                for seed in range(3):
+                    rng = random.Random(f"{run_id}:{i}:{mode}:{seed}")
+                    new = _apply(op, original, rng, history[:i])
+                    if new is not None and new != original:
+                        out.append((mode, new))
+    return tuple(out)
+
+
+# --- the tests ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_no_reference_step_is_flagged(system: str) -> None:
+    flagged = [(a, contradiction(a)) for a in reference_actions(system) if contradiction(a)]
+    assert reference_actions(system) and not flagged, flagged[:3]
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_no_planned_replacement_is_flagged(system: str) -> None:
+    planned = planned_replacements(system)
+    flagged = [(m, a, contradiction(a)) for m, a in planned if contradiction(a)]
+    assert planned and not flagged, flagged[:3]
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_no_operator_output_is_flagged(system: str) -> None:
+    produced = direct_replacements(system)
+    flagged = [(m, a, contradiction(a)) for m, a in produced if contradiction(a)]
+    assert produced and not flagged, flagged[:3]
+
+
+LIST = "Split 68, Porto 18, Bern 53"
+CONTRADICTORY = [
+    # the stated difference is right, the expression sent is not
+    Action(
+        "assistant",
+        f"The chart reads {LIST}. Split minus Porto is 68 - 18.",
+        "calculator",
+        {"expression": "(86 - 18)"},
+    ),
+    # the computation uses a value other than the one listed
+    Action(
+        "assistant",
+        f"The chart reads {LIST}. Split minus Porto is 86 - 18.",
+        "calculator",
+        {"expression": "(86 - 18)"},
+    ),
+    # the text answers one thing, the call submits another
+    Action(
+        "assistant",
+        "Split is higher than Porto by 50. The answer is 50.",
+        "final_answer",
+        {"answer": "05"},
+    ),
+    Action(
+        "assistant",
+        f"The chart reads {LIST}. The highest value is Split's 68. The answer is Split.",
+        "final_answer",
+        {"answer": "Bern"},
+    ),
+    # the conclusion does not follow from the values listed in the same step
+    Action(
+        "assistant",
+        f"The chart reads {LIST}. The highest value is Bern's 53. The answer is Bern.",
+        "final_answer",
+        {"answer": "Bern"},
+    ),
+    Action(
+        "analyst",
+        f"To orchestrator: The reported values are {LIST}. The lowest value is "
+        "Porto's 18. Proposed answer: Split.",
+    ),
+    Action("analyst", "To orchestrator: Split 68 minus Porto 18 is 68. Proposed answer: 68."),
+    # an unargued finish in a form the policy never writes
+    Action(
+        "assistant",
+        f"The chart reads {LIST}. The value for Split is 68. The answer is 68.",
+        "final_answer",
+        {"answer": "68"},
+    ),
+    # the text announces one tool, another is called
+    Action("assistant", _READ, "final_answer", {"answer": "Split"}),
+    Action(
+        "assistant",
+        f"The chart reads {LIST}. Split minus Porto is 68 - 18.",
+        "final_answer",
+        {"answer": "50"},
+    ),
+]
+
+
+@pytest.mark.parametrize("action", CONTRADICTORY, ids=range(len(CONTRADICTORY)))
+def test_the_check_flags_a_contradictory_step(action: Action) -> None:
+    assert contradiction(action)

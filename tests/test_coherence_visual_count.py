@@ -1,0 +1,185 @@
+"""Issue 19: an injected visual counting step must not contradict itself. `contradiction`
+reads ONE step (its text, tool and arguments) and says what in it disagrees; it must pass
+every step of the slip-free reference rollouts and every replacement the package's
+operators make, and it must catch the step-only contradictions the audit found."""
+
+from __future__ import annotations
+
+import inspect
+import random
+import re
+from functools import cache
+
+import pytest
+
+from whowhen.benchmarks.base import Operator
+from whowhen.benchmarks.visual_count.operators import OPERATORS
+from whowhen.injection.plan import plan_injections
+from whowhen.rollouts import run_rollouts
+from whowhen.runtime import Action, Step
+from whowhen.runtime.records import steps_from_rows
+
+from .operator_checks import TAXONOMY, rollouts
+
+BENCHMARK = "visual_count"
+SYSTEMS = ("react",)
+_DETECT = "I will detect the objects in the image."
+_ANSWER = re.compile(
+    r"^The detections, by class: (?P<tally>.+?)\. The question asks for (?P<colour>\w+) "
+    r"(?P<shape>circle|square|triangle|object)s: (?P<count>\d+)\. The answer is (?P<answer>\S+?)\.$"
+)
+_ITEM = re.compile(r"^(\d+) (\w+) (circle|square|triangle)(s?)$")
+
+
+def contradiction(action: Action) -> str | None:
+    """What in this one step contradicts itself (None: nothing), from its text, tool and
+    arguments alone: the tool against the one its text announces, the count it states for
+    the asked class against its own tally, the answer its text gives against the one it
+    submits; a text the policy never writes is flagged too."""
+    if (action.content == _DETECT) != (action.tool == "detect_objects"):
+        return f"the text and the tool disagree ({action.tool} called)"
+    if action.tool != "final_answer":
+        return None
+    m = _ANSWER.match(action.content)
+    if m is None:
+        return "a final answer that is not in the policy's form"
+    submitted = str((action.tool_args or {}).get("answer"))
+    if submitted != m["answer"]:
+        return f"the text answers {m['answer']}, the call submits {submitted}"
+    if m["count"] != m["answer"]:
+        return f"the text counts {m['count']} but answers {m['answer']}"
+    tally: dict[tuple[str, str], int] = {}
+    for item in m["tally"].split(", ") if m["tally"] != "none" else []:
+        part = _ITEM.match(item)
+        if part is None:
+            return f"a tally entry the policy never writes: {item!r}"
+        n, colour, shape, plural = int(part[1]), part[2], part[3], part[4]
+        if n < 1 or (n == 1) == bool(plural) or (colour, shape) in tally:
+            return f"a tally entry the policy never writes: {item!r}"
+        tally[(colour, shape)] = n
+    shape = None if m["shape"] == "object" else m["shape"]
+    total = sum(n for (c, s), n in tally.items() if c == m["colour"] and shape in (None, s))
+    if total != int(m["count"]):
+        return f"the tally has {total} {m['colour']} {m['shape']}s, the text counts {m['count']}"
+    return None
+
+
+# --- the steps the check reads -----------------------------------------------------------
+
+
+def _agent_actions(steps) -> list[Action]:
+    rows = steps.filter(steps["kind"].is_in(["action", "message"]) & (steps["actor"] != "user"))
+    return [
+        Action(s.actor, s.content, s.tool, s.tool_args)
+        for s in steps_from_rows(rows.sort("run_id", "step").to_dicts())
+    ]
+
+
+@cache
+def reference_actions(system: str) -> tuple[Action, ...]:
+    """Every agent step of slip-free reference rollouts."""
+    _, steps, _ = run_rollouts(BENCHMARK, system, {"n_tasks": 30}, 1, 0.0, 80)
+    return tuple(_agent_actions(steps))
+
+
+@cache
+def planned_replacements(system: str) -> tuple[tuple[str, Action], ...]:
+    """(mode, replacement) of the injections planned for each of the package's modes, as
+    the injection stage plans them (rollouts with slips, so recoveries are there too)."""
+    runs, steps = rollouts(BENCHMARK, system)
+    out: list[tuple[str, Action]] = []
+    for mode in OPERATORS:
+        plan = plan_injections(runs, steps, TAXONOMY, 3, 3, [mode])
+        out += [(mode, Action.from_json(a)) for a in plan["replacement_action"]]
+    return tuple(out)
+
+
+def _apply(op: Operator, action: Action, rng: random.Random, history: list[Step]):
+    """Call an operator as the registry does (with the history when it takes one)."""
+    if len(inspect.signature(op).parameters) >= 3:
+        return op(action, rng, history)
+    return op(action, rng)
+
+
+@cache
+def direct_replacements(system: str) -> tuple[tuple[str, Action], ...]:
+    """(mode, replacement) of every package operator applied to every agent step of the
+    rollouts, with its history, under three seeds: every form an operator can produce."""
+    _, steps = rollouts(BENCHMARK, system)
+    out: list[tuple[str, Action]] = []
+    for (run_id,), run in steps.sort("step").group_by(["run_id"], maintain_order=True):
+        history: list[Step] = steps_from_rows(run.to_dicts())
+        for i, step in enumerate(history):
+            if step.kind not in ("action", "message") or step.actor == "user":
+                continue
+            original = Action(step.actor, step.content, step.tool, step.tool_args)
+            if contradiction(original):  # a slip of the rollouts' slip model: not ours
+                continue
+            for mode, op in OPERATORS.items():
+                for seed in range(3):
+                    rng = random.Random(f"{run_id}:{i}:{mode}:{seed}")
+                    new = _apply(op, original, rng, history[:i])
+                    if new is not None and new != original:
+                        out.append((mode, new))
+    return tuple(out)
+
+
+# --- the tests ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_no_reference_step_is_flagged(system: str) -> None:
+    flagged = [(a, contradiction(a)) for a in reference_actions(system) if contradiction(a)]
+    assert reference_actions(system) and not flagged, flagged[:3]
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_no_planned_replacement_is_flagged(system: str) -> None:
+    planned = planned_replacements(system)
+    flagged = [(m, a, contradiction(a)) for m, a in planned if contradiction(a)]
+    assert planned and not flagged, flagged[:3]
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_no_operator_output_is_flagged(system: str) -> None:
+    produced = direct_replacements(system)
+    flagged = [(m, a, contradiction(a)) for m, a in produced if contradiction(a)]
+    assert produced and not flagged, flagged[:3]
+
+
+TALLY = "1 red square, 4 red triangles, 2 green squares"
+CONTRADICTORY = [
+    # another class's count given for the asked one, the tally unchanged
+    Action(
+        "assistant",
+        f"The detections, by class: {TALLY}. The question asks for red "
+        "triangles: 2. The answer is 2.",
+        "final_answer",
+        {"answer": "2"},
+    ),
+    # a colour question counted one too many, the tally unchanged
+    Action(
+        "assistant",
+        f"The detections, by class: {TALLY}. The question asks for red "
+        "objects: 6. The answer is 6.",
+        "final_answer",
+        {"answer": "6"},
+    ),
+    # the text answers one number, the call submits another
+    Action(
+        "assistant",
+        f"The detections, by class: {TALLY}. The question asks for red "
+        "triangles: 4. The answer is 4.",
+        "final_answer",
+        {"answer": "5"},
+    ),
+    # an answer with no tally behind it
+    Action("assistant", "The answer is 4.", "final_answer", {"answer": "4"}),
+    # the text announces one tool, another is called
+    Action("assistant", _DETECT, "final_answer", {"answer": "4"}),
+]
+
+
+@pytest.mark.parametrize("action", CONTRADICTORY, ids=range(len(CONTRADICTORY)))
+def test_the_check_flags_a_contradictory_step(action: Action) -> None:
+    assert contradiction(action)
