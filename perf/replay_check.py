@@ -2,6 +2,7 @@
 scale on fresh seeds (not the default run's, which the classifier's rules were read from).
 
     python perf/replay_check.py [--tasks 100] [--seeds 99 100] [--slip-rate 0.06]
+                                [--slips natural|operators]
 
 For every (benchmark, system) pair of the default config: rollouts with the slip model on,
 replay of every failure, then (1) of the failures with exactly one logged slip, how many
@@ -30,6 +31,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=100)
     parser.add_argument("--seeds", type=int, nargs="+", default=[99, 100])
     parser.add_argument("--slip-rate", type=float, default=0.06)
+    parser.add_argument("--slips", choices=["natural", "operators"], default="natural")
     args = parser.parse_args()
     os.environ.setdefault("WHOWHEN_MEDIA_DIR", tempfile.mkdtemp(prefix="whowhen-media-"))
     cfg = load_config("config/config.yaml")
@@ -44,10 +46,23 @@ def main() -> None:
                 if bench == "humaneval":
                     bench_cfg["n_tasks"] = min(args.tasks, 164)
                 runs, steps, log = run_rollouts(
-                    bench, system, bench_cfg, seed, args.slip_rate, cfg["rollouts"]["max_steps"]
+                    bench,
+                    system,
+                    bench_cfg,
+                    seed,
+                    args.slip_rate,
+                    cfg["rollouts"]["max_steps"],
+                    slip_kind=args.slips,
                 )
                 p, d = replay_failures(
-                    runs, steps, bench_cfg, seed, args.slip_rate, 20, cfg["replay"]["max_steps"]
+                    runs,
+                    steps,
+                    bench_cfg,
+                    seed,
+                    args.slip_rate,
+                    20,
+                    cfg["replay"]["max_steps"],
+                    slip_kind=args.slips,
                 )
                 decisive.append(d)
                 slips.append(log)
@@ -57,7 +72,8 @@ def main() -> None:
     pl.Config.set_tbl_width_chars(160)
     pl.Config.set_tbl_hide_dataframe_shape(True)
     print(
-        f"seeds {args.seeds}, {args.tasks} tasks per pair, slip rate {args.slip_rate}, "
+        f"seeds {args.seeds}, {args.tasks} tasks per pair, {args.slips} slips at rate "
+        f"{args.slip_rate}, "
         f"{time.perf_counter() - start:.0f} s"
     )
     print(replay_check(d, s, p).drop("n_fidelity_error"))

@@ -28,8 +28,11 @@ def test_history_layout_matches_who_and_when_convention() -> None:
     steps = episode.history
     assert [s.step for s in steps] == list(range(len(steps)))
     assert steps[0].actor == "user" and steps[0].kind == "message"
-    assert steps[1].actor == "assistant" and steps[1].tool == "calculator"
-    assert steps[2].actor == "calculator" and steps[2].kind == "observation"
+    assert steps[1].actor == "assistant" and steps[1].kind == "message"  # the plan
+    call = next(s for s in steps if s.tool == "calculator")
+    assert call.actor == "assistant" and call.kind == "action"
+    assert steps[call.step + 1].actor == "calculator"
+    assert steps[call.step + 1].kind == "observation"
     assert steps[-1].tool == "final_answer"
 
 

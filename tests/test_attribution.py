@@ -59,12 +59,12 @@ def test_random_baseline_matches_its_analytic_expectation() -> None:
     from whowhen.rollouts import run_rollouts
     from whowhen.taxonomy import load_taxonomy
 
-    from .conftest import ROOT
+    from .conftest import MAX_STEPS, ROOT
 
     tax = load_taxonomy(ROOT / "config" / "taxonomy.yaml")
     parts = []
     for bench, system in [("arithmetic", "solver_verifier"), ("doc_qa", "orchestrator")]:
-        runs, steps, _ = run_rollouts(bench, system, {"n_tasks": 40}, 3, 0.0, 80)
+        runs, steps, _ = run_rollouts(bench, system, {"n_tasks": 40}, 3, 0.0, MAX_STEPS)
         plan = plan_injections(runs, steps, tax, 5, 4)
         parts.append(continue_injections(plan, runs, steps, {"n_tasks": 40}, 3, 100))
     data = build_dataset(parts, 1, 0.6, 0.2)

@@ -24,6 +24,7 @@ from whowhen.media import load_bytes, load_rgb, png_bytes
 from whowhen.registry import make_system
 from whowhen.runtime import Action, run_episode, warm_start
 
+from .conftest import MAX_STEPS
 from .operator_checks import valid_for_env
 
 SYSTEMS = ("react", "orchestrator")
@@ -36,7 +37,7 @@ def tasks(n: int = 40) -> list:
 
 
 def _episode(task, system: str = "react"):
-    return run_episode(ChartQAEnv(task), make_system(system, "chart_qa"), 60)
+    return run_episode(ChartQAEnv(task), make_system(system, "chart_qa"), MAX_STEPS)
 
 
 def test_tasks_are_seeded_with_identical_media() -> None:
@@ -55,7 +56,7 @@ def test_tasks_are_seeded_with_identical_media() -> None:
             task.pair,
             task.ymax,
         )
-        assert 4 <= len(task.values) <= 7 and len(set(task.values)) == len(task.values)
+        assert 8 <= len(task.values) <= 12 and len(set(task.values)) == len(task.values)
         if task.kind == "trend":
             assert task.answer == trend_of(task.values)
 
@@ -212,7 +213,7 @@ def _first_failure(system: str, mode: str, kinds: tuple[str, ...], actor: str):
                 continue
             for seed in range(6):
                 wrong = OPERATORS[mode](recorded[t].as_action(), random.Random(seed), recorded[:t])
-                result = warm_start(ChartQAEnv(task), policy, recorded, t, wrong, 60)
+                result = warm_start(ChartQAEnv(task), policy, recorded, t, wrong, MAX_STEPS)
                 assert result.fidelity.exact
                 if not result.episode.verdict.success:
                     return result, recorded
@@ -248,7 +249,7 @@ def test_verifier_catches_an_analyst_slip() -> None:
     recorded = _episode(task, "orchestrator").history
     t = next(s.step for s in recorded if s.actor == "analyst" and s.tool == "calculator")
     wrong = OPERATORS["perception.misread_value"](recorded[t].as_action(), random.Random(1))
-    result = warm_start(ChartQAEnv(task), system, recorded, t, wrong, 60)
+    result = warm_start(ChartQAEnv(task), system, recorded, t, wrong, MAX_STEPS)
     assert result.fidelity.exact and result.episode.verdict.success  # a recovery
     assert any(
         s.actor == "verifier" and s.content.startswith("To orchestrator: Check failed")
@@ -261,7 +262,7 @@ def test_slip_model_at_rate_one_fails_without_crashing(system: str) -> None:
     failures = 0
     for seed, task in enumerate(tasks()[:12]):
         policy = make_system(system, "chart_qa", slip_rate=1.0, seed=seed, slip=random_slip)
-        episode = run_episode(ChartQAEnv(task), policy, 40)
+        episode = run_episode(ChartQAEnv(task), policy, MAX_STEPS)
         assert not episode.end_reason.startswith("error"), episode.end_reason
         failures += not episode.verdict.success
         assert policy.slips
@@ -313,7 +314,7 @@ def test_false_approval_answers_the_rejected_proposal() -> None:
     assert approval.content == recorded[-1].content.replace(  # the approval's own wording
         f"Final answer: {recorded[-1].tool_args['answer']}.", f"Final answer: {answer}."
     )
-    result = warm_start(ChartQAEnv(task), system, history, reject.step, approval, 60)
+    result = warm_start(ChartQAEnv(task), system, history, reject.step, approval, MAX_STEPS)
     assert result.fidelity.exact and not result.episode.verdict.success
     assert op(reject.as_action(), random.Random(0), ()) is None  # no proposal to approve
     last = recorded[-1].as_action()  # the verifier's own approval: nothing to change

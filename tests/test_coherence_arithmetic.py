@@ -27,22 +27,27 @@ from whowhen.runtime.records import steps_from_frame, steps_from_rows
 from whowhen.schema import NON_AGENT_ACTORS
 from whowhen.taxonomy import Mode
 
+from .conftest import MAX_STEPS
 from .operator_checks import TAXONOMY, rollouts
 
 BENCHMARK = "arithmetic"
 SYSTEMS = tuple(SPEC.policies)
-_NUM = r"(-?\d+(?:\.\d+)?)"
-_INTENTS = {
-    "add": re.compile(rf"^Next, add {_NUM} to the running total of {_NUM}\.$"),
-    "sub": re.compile(rf"^Next, subtract {_NUM} from the running total of {_NUM}\.$"),
-    "mul": re.compile(rf"^Next, multiply the running total of {_NUM} by {_NUM}\.$"),
-    "div": re.compile(rf"^Next, divide the running total of {_NUM} by {_NUM}\.$"),
+_NUM = r"-?\d+(?:\.\d+)?"
+_FAMILIES = {
+    "add": re.compile(r"\b(?:add|adding|adds|plus)\b", re.I),
+    "sub": re.compile(r"\b(?:subtract|subtracting|minus|takes? .{1,12} away|removes?)\b", re.I),
+    "mul": re.compile(r"\b(?:multiply|multiplying|times)\b", re.I),
+    "div": re.compile(r"\b(?:divide|dividing|divided|splits?)\b", re.I),
 }
-_CALC_WORDS = re.compile(r"\b(?:add|subtract|multiply|divide)\b.*running total", re.I)
 _ANSWER_WORDS = re.compile(r"(?:the answer is|final answer:)\s*(\S+?)\.?$", re.I)
-_EXPRESSION = re.compile(rf"^\s*{_NUM}\s*([-+*/])\s*{_NUM}\s*$")
-_PROGRAM = re.compile(rf"^print\(\s*{_NUM}\s*(\+|-|\*|//|/)\s*{_NUM}\s*\)$")
+_PROPOSED = re.compile(rf"Proposed answer: ({_NUM})\.$")
+_LAST_RESULT = re.compile(rf"last result is ({_NUM})")
+_LITERAL = re.compile(rf"({_NUM}) ([-+*/x]) ({_NUM})")
+_CLAIM = re.compile(rf"(?:give back|returns|ought to be) ({_NUM})")
+_EXPRESSION = re.compile(rf"^\s*({_NUM})\s*([-+*/])\s*({_NUM})\s*$")
+_PROGRAM = re.compile(rf"^print\(\s*({_NUM})\s*(\+|-|\*|//|/)\s*({_NUM})\s*\)$")
 _SYMBOLS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "div"}
+_APPLY = {"+": float.__add__, "-": float.__sub__, "*": float.__mul__, "/": float.__truediv__}
 
 
 def _same(a: str, b: str) -> bool:
@@ -52,18 +57,17 @@ def _same(a: str, b: str) -> bool:
         return a.strip() == b.strip()
 
 
-def _stated_calculation(text: str) -> tuple[str, str, str] | None:
-    """(op, running total, operand) the text says it computes, or None."""
-    for op, pattern in _INTENTS.items():
-        m = pattern.match(text.strip())
-        if m:
-            first, second = m.groups()
-            return (op, second, first) if op in ("add", "sub") else (op, first, second)
-    return None
+def _numbers(text: str) -> set[float]:
+    return {float(x) for x in re.findall(_NUM, text)}
+
+
+def _families(text: str) -> set[str]:
+    """The operations a text talks about (add, sub, mul, div)."""
+    return {op for op, pattern in _FAMILIES.items() if pattern.search(text)}
 
 
 def _computed(tool: str | None, args: dict[str, Any]) -> tuple[str, str, str] | None:
-    """(op, left, right) of the expression or program the step runs, or None."""
+    """(op, left, right) of the expression or one-line program the step runs, or None."""
     if tool == "calculator":
         m = _EXPRESSION.match(str(args.get("expression", "")))
     elif tool == "run_python":
@@ -76,35 +80,64 @@ def _computed(tool: str | None, args: dict[str, Any]) -> tuple[str, str, str] | 
     return _SYMBOLS[sym], left, right
 
 
+def _calculation(text: str, tool: str | None, args: dict[str, Any]) -> str | None:
+    """What contradicts itself in a calculation step (text naming an operation)."""
+    if tool not in ("calculator", "run_python"):
+        return f"the text announces a calculation, the step calls {tool or 'no tool'}"
+    computed = _computed(tool, args)
+    families = _families(text)
+    if computed is None:
+        return "a calculation whose expression cannot be read back"
+    op, left, right = computed
+    if families != {op}:
+        return f"the text says {sorted(families)}, the expression does {op}"
+    if _numbers(text) != {float(left), float(right)}:
+        return f"the text's numbers {sorted(_numbers(text))}, the expression uses {left}, {right}"
+    return None
+
+
 def contradiction(step: Action | Step) -> str | None:
     """What in this one step contradicts the rest of it, or None when it is consistent."""
-    text, tool, args = step.content, step.tool, step.tool_args or {}
-    stated = _stated_calculation(text)
-    answer = _ANSWER_WORDS.search(text.strip())
-    if stated is not None or _CALC_WORDS.search(text):
-        if tool not in ("calculator", "run_python"):
-            return f"the text announces a calculation, the step calls {tool or 'no tool'}"
-        computed = _computed(tool, args)
-        if stated is None or computed is None:
-            return "a calculation whose text or expression cannot be read back"
-        (s_op, s_total, s_n), (c_op, c_total, c_n) = stated, computed
-        if s_op != c_op:
-            return f"the text says {s_op}, the expression does {c_op}"
-        if not _same(s_total, c_total):
-            return f"the text's running total {s_total}, the expression uses {c_total}"
-        if not _same(s_n, c_n):
-            return f"the text's operand {s_n}, the expression uses {c_n}"
-        return None
-    if answer is not None:
+    text, tool, args = step.content.strip(), step.tool, step.tool_args or {}
+    answer = _ANSWER_WORDS.search(text)
+    literal = _LITERAL.search(text)
+    if answer is not None or tool == "final_answer":
         if tool != "final_answer":
             return f"the text gives the answer, the step calls {tool or 'no tool'}"
+        if answer is None:
+            return "an answer sent with a text that states none"
         if not _same(answer.group(1), str(args.get("answer", ""))):
             return f"the text's answer {answer.group(1)}, the call sends {args.get('answer')}"
         return None
-    if tool == "final_answer":
-        return "an answer sent with a text that states none"
-    if tool in ("calculator", "run_python"):
+    if literal is not None:  # a calculation quoted in the text: the one the call makes
+        if tool != "calculator":
+            return f"the text quotes {literal.group(0)}, the step calls {tool or 'no tool'}"
+        expression = str(args.get("expression", ""))
+        if " ".join(literal.groups()) != " ".join(expression.split()):
+            return f"the text quotes {literal.group(0)}, the call computes {expression}"
+        claim = _CLAIM.search(text)
+        left, sym, right = literal.groups()
+        if claim and sym in _APPLY:
+            value = _APPLY[sym](float(left), float(right))
+            if value != float(claim.group(1)):
+                return f"the text expects {claim.group(1)} from {expression}, it is {value:g}"
+        return None
+    if _families(text) and not text.startswith("Check failed") and len(_numbers(text)) >= 1:
+        return _calculation(text, tool, args)
+    proposed = _PROPOSED.search(text)
+    if proposed is not None:
+        if tool is not None:
+            return f"a proposal that calls {tool}"
+        stated = _LAST_RESULT.search(text)
+        if stated and not _same(stated.group(1), proposed.group(1)):
+            return f"the last result {stated.group(1)}, the proposal {proposed.group(1)}"
+        return None
+    if tool == "calculator":
         return "a calculation with a text that states none"
+    if tool == "run_python":
+        code = str(args.get("code", ""))
+        missing = [x for x in re.findall(_NUM, text) if x not in code]
+        return f"the text's {missing} are not in the program" if missing else None
     return None
 
 
@@ -157,7 +190,7 @@ def every_replacement(system: str) -> list[tuple[str, Action]]:
 
 @pytest.mark.parametrize("system", SYSTEMS)
 def test_reference_steps_are_consistent(system: str) -> None:
-    _, steps, _ = run_rollouts(BENCHMARK, system, {"n_tasks": 30}, 1, 0.0, 80)
+    _, steps, _ = run_rollouts(BENCHMARK, system, {"n_tasks": 30}, 1, 0.0, MAX_STEPS)
     agent = _agent_steps(steps)
     assert len(agent) > 100
     flagged = [(s.content, s.tool_args, why) for s in agent if (why := contradiction(s))]
@@ -218,6 +251,15 @@ def _code(text: str, code: str) -> Action:
             {"expression": "59 + 4"},
         ),
         Action("solver", "Next, subtract 9 from the running total of 84."),
+        _calc("Adding 4 to 59 gives the new total.", "59 * 4"),
+        _calc("Now 12 times 5: the problem scales the pile by 5 here.", "12 * 6"),
+        _calc("Let me re-check that step: 57 + 12 again.", "57 + 13"),
+        _calc("Checking by undoing the last step: 69 - 12 should give back 58.", "69 - 12"),
+        Action(
+            "solver", "All 4 operations are done and the last result is 62. Proposed answer: 26."
+        ),
+        Action("verifier", "Final answer: 62."),
+        _code("Let me assert that the last step can be reversed to 17.", "assert 30 - 12 == 18"),
     ],
 )
 def test_the_check_flags_a_contradictory_step(step: Action) -> None:
@@ -238,6 +280,13 @@ def test_the_check_flags_a_contradictory_step(step: Action) -> None:
         Action("solver", "I have applied all 4 operations. Proposed answer: 62."),
         Action(
             "verifier", "Check failed: the problem has 4 operations but I count 3 calculations."
+        ),
+        _calc("The running total is 84; the next sentence takes 9 away, so I subtract.", "84 - 9"),
+        _calc("Checking by undoing the last step: 69 - 12 should give back 57.", "69 - 12"),
+        _calc("Let me try 37 x 3 on the calculator.", "37 x 3"),
+        Action("assistant", "The total went up to 62 because Ava gained apples; two to go."),
+        Action(
+            "solver", "All 4 operations are done and the last result is 62. Proposed answer: 62."
         ),
     ],
 )

@@ -13,31 +13,51 @@ from functools import cache
 import pytest
 
 from whowhen.benchmarks.base import Operator
-from whowhen.benchmarks.chart_qa.actions import conclude, parse_values
+from whowhen.benchmarks.chart_qa.actions import APPROVALS, AXIS, OVERVIEW, conclude, parse_values
 from whowhen.benchmarks.chart_qa.operators import OPERATORS
+from whowhen.benchmarks.chart_qa.tasks import CITIES
 from whowhen.injection.plan import plan_injections
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action, Step
 from whowhen.runtime.records import steps_from_rows
 
+from .conftest import MAX_STEPS
 from .operator_checks import TAXONOMY, rollouts
 
 BENCHMARK = "chart_qa"
 SYSTEMS = ("react", "orchestrator")
 _TO = re.compile(r"^To (\w+): ")
-_READ = "I will read the bar values off the chart."
 _CALC = re.compile(r"(\w+) minus (\w+) is (-?\d+) - (-?\d+)\.$")
 _CONCLUSION = re.compile(
     r"^(?P<lead>.+?) (?P<list>(?:[A-Z][a-z]+ -?\d+, )*[A-Z][a-z]+ -?\d+)\. (?P<sentence>.+?) "
     r"(?:The answer is|Proposed answer:) (?P<answer>\S+?)\.$"
 )
-_DIFF_ANSWER = re.compile(r"^(\w+) is higher than (\w+) by (-?[\d.]+)\. The answer is (\S+?)\.$")
+_DIFF_ANSWER = re.compile(
+    r"(?:^|\. )(\w+) is higher than (\w+) by (-?[\d.]+)\. The answer is (\S+?)\.$"
+)
 _DIFF_REPORT = re.compile(
     r"^(\w+) (-?\d+) minus (\w+) (-?\d+) is (-?[\d.]+)\. Proposed answer: (\S+?)\.$"
 )
 _APPROVAL = re.compile(
-    r"^The analyst's answer agrees with the reader's values\. Final answer: (\S+?)\.$"
+    "|".join("^" + re.escape(a).replace(re.escape("{answer}"), r"\S+?") + "$" for a in APPROVALS)
 )
+_CITY = re.compile(r"\b[A-Z][a-z]+\b")
+_AXIS, _OVERVIEW = set(AXIS), {o.split("{")[0] for o in OVERVIEW}
+
+
+def _reading(text: str, part: object) -> str | None:
+    """A read_chart call: its text announces the pass it makes (the axis, the overview, the
+    last bar it names)."""
+    if part == "axis":
+        return None if text in _AXIS else "an axis read the text does not announce"
+    if part is None:
+        return None if text.startswith(tuple(_OVERVIEW)) else "an overview not announced"
+    named = [w for w in _CITY.findall(text) if w in CITIES]
+    if not named or named[-1] != part:
+        return f"the text moves to {named[-1] if named else 'no bar'}, the call measures {part}"
+    return None
+
+
 _SAYS_ANSWER = re.compile(r"(?:The answer is|Final answer:) (\S+?)\.$")
 _KINDS = {"highest value is": "max", "lowest value is": "min", "From left to right": "trend"}
 
@@ -84,8 +104,8 @@ def contradiction(action: Action) -> str | None:
     against the one it submits; a text the policies never write is flagged too."""
     text = _TO.sub("", action.content)
     args = action.tool_args or {}
-    if (text == _READ) != (action.tool == "read_chart"):
-        return f"the text and the tool disagree ({action.tool} called)"
+    if action.tool == "read_chart":
+        return _reading(text, args.get("part"))
     if bool(_CALC.search(text)) != (action.tool == "calculator"):
         return f"the text and the tool disagree ({action.tool} called)"
     if action.tool == "calculator":
@@ -98,9 +118,14 @@ def contradiction(action: Action) -> str | None:
             return f"the text answers {said.group(1)}, the call submits {args.get('answer')}"
         if _APPROVAL.match(text):
             return None
-        diff = _DIFF_ANSWER.match(text)
+        diff = _DIFF_ANSWER.search(text)
         if diff:
-            return None if diff[3] == diff[4] else "the stated difference is not the answer"
+            if diff[3] != diff[4]:
+                return "the stated difference is not the answer"
+            stated = re.findall(r"-?\d+(?:\.\d+)?", text[: diff.start()])
+            if any(n != diff[3] for n in stated):
+                return f"the text reports the result {stated}, the step answers {diff[3]}"
+            return None
         return _conclusion(text)
     if action.tool is not None:
         return None
@@ -129,7 +154,7 @@ def _agent_actions(steps) -> list[Action]:
 @cache
 def reference_actions(system: str) -> tuple[Action, ...]:
     """Every agent step of slip-free reference rollouts."""
-    _, steps, _ = run_rollouts(BENCHMARK, system, {"n_tasks": 30}, 1, 0.0, 80)
+    _, steps, _ = run_rollouts(BENCHMARK, system, {"n_tasks": 30}, 1, 0.0, MAX_STEPS)
     return tuple(_agent_actions(steps))
 
 
@@ -247,8 +272,19 @@ CONTRADICTORY = [
         "final_answer",
         {"answer": "68"},
     ),
+    # the calculator's result stated, another difference answered
+    Action(
+        "assistant",
+        "The calculator gives 50. Split is higher than Porto by 68. The answer is 68.",
+        "final_answer",
+        {"answer": "68"},
+    ),
     # the text announces one tool, another is called
-    Action("assistant", _READ, "final_answer", {"answer": "Split"}),
+    Action("assistant", AXIS[0], "final_answer", {"answer": "Split"}),
+    # the text moves on to one bar, the call measures another
+    Action("assistant", "Porto reads 18. Next, Split.", "read_chart", {"part": "Porto"}),
+    # the text announces the axis, the call reads the whole chart
+    Action("assistant", AXIS[1], "read_chart", {}),
     Action(
         "assistant",
         f"The chart reads {LIST}. Split minus Porto is 68 - 18.",

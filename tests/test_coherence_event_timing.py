@@ -13,12 +13,14 @@ from functools import cache
 import pytest
 
 from whowhen.benchmarks.base import Operator
+from whowhen.benchmarks.event_timing.actions import DETECTS, RECHECKS
 from whowhen.benchmarks.event_timing.operators import OPERATORS
 from whowhen.injection.plan import plan_injections
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action, Step
 from whowhen.runtime.records import steps_from_rows
 
+from .conftest import MAX_STEPS
 from .operator_checks import TAXONOMY, rollouts
 
 BENCHMARK = "event_timing"
@@ -37,7 +39,23 @@ _GAP = re.compile(
     r"^(?:The \w+ ball is outside the zone in frame (\d+) and inside in frame (\d+)|No ball "
     r"is in the zone in frame (\d+) and the \w+ ball is in frame (\d+)), so $"
 )
-_DETECT = re.compile(r"^I will detect the objects in frame (\d+)\.$")
+_DETECTS = [
+    re.compile(
+        "^"
+        + re.escape(v)
+        .replace(re.escape("{frame}"), r"(?P<frame>\d+)", 1)
+        .replace(re.escape("{frame}"), "(?P=frame)")
+        + "$"
+    )
+    for v in (*DETECTS, *RECHECKS)
+]
+
+
+def _detect(text: str) -> re.Match[str] | None:
+    """A detect step's text in any of the policies' wordings (the frame named)."""
+    return next((m for rx in _DETECTS if (m := rx.match(text))), None)
+
+
 _VERDICT = re.compile(
     r"^(?P<approved>The analyst's answer matches the tracker's detections\. )?"
     r"(?P<what>First frame inside the zone|Crossings of the line x = \d+) in the detections: "
@@ -77,7 +95,7 @@ def contradiction(action: Action) -> str | None:
     submits; a text the policies never write is flagged too."""
     text = _TO.sub("", action.content)
     args = action.tool_args or {}
-    sample, detect, verdict = _SAMPLE.match(text), _DETECT.match(text), _VERDICT.match(text)
+    sample, detect, verdict = _SAMPLE.match(text), _detect(text), _VERDICT.match(text)
     if bool(sample) != (action.tool == "sample_frames"):
         return f"the text and the tool disagree ({action.tool} called)"
     if bool(detect) != (action.tool == "detect_objects"):
@@ -95,7 +113,7 @@ def contradiction(action: Action) -> str | None:
             return "a sampling reason the policies never write"
         return None
     if detect:
-        frame = int(detect.group(1))
+        frame = int(detect["frame"])
         return None if args.get("frame") == frame else f"frame {frame} said, {args} sent"
     if verdict:
         if action.tool == "final_answer" and str(args.get("answer")) != verdict["answer"]:
@@ -125,7 +143,7 @@ def _agent_actions(steps) -> list[Action]:
 @cache
 def reference_actions(system: str) -> tuple[Action, ...]:
     """Every agent step of slip-free reference rollouts."""
-    _, steps, _ = run_rollouts(BENCHMARK, system, {"n_tasks": 30}, 1, 0.0, 80)
+    _, steps, _ = run_rollouts(BENCHMARK, system, {"n_tasks": 30}, 1, 0.0, MAX_STEPS)
     return tuple(_agent_actions(steps))
 
 

@@ -28,22 +28,23 @@ from whowhen.runtime.records import steps_from_frame, steps_from_rows
 from whowhen.schema import NON_AGENT_ACTORS
 from whowhen.taxonomy import Mode
 
+from .conftest import MAX_STEPS
 from .operator_checks import TAXONOMY, rollouts
 
 BENCHMARK = "table_qa"
 SYSTEMS = tuple(SPEC.policies)
-_INTENT = re.compile(
-    r"I will compute the (\w+) (\w+) of (\w+) in the (\w+) region for month (\d+)", re.I
-)
 _ANNOUNCE = re.compile(r"\bI will (?:compute|query|run)\b", re.I)
 _ANSWER_WORDS = re.compile(r"(?:the answer is|final answer:)\s*(\S*?)\.?$", re.I)
+_PROPOSED = re.compile(r"Proposed answer: (\S+?)\.$")
+_INNER_VALUE = re.compile(r"(?:rows is|queries give) (-?\d+(?:\.\d+)?)")
 _SQL_AGG = {"SUM": "total", "AVG": "average", "MAX": "largest", "MIN": "smallest"}
+_AGG_WORDS = re.compile(r"\b(total|average|largest|smallest)\b", re.I)
 _SELECT = re.compile(r"\b(SUM|AVG|MAX|MIN)\s*\(\s*(\w+)\s*\)", re.I)
-_FILTERS = {
-    "product": re.compile(r"\bproduct\s*=\s*'(\w+)'", re.I),
-    "region": re.compile(r"\bregion\s*=\s*'(\w+)'", re.I),
-    "month": re.compile(r"\bmonth\s*=\s*(\d+)", re.I),
-}
+_PRODUCTS = ("lamps", "chairs", "desks", "shelves", "rugs")
+_REGIONS = ("North", "South", "East", "West")
+_MEASURES = re.compile(r"\b(units|revenue)\b", re.I)
+_MONTH_TEXT = re.compile(r"\bmonth (\d+)", re.I)
+_MONTH_SQL = re.compile(r"\bmonth\s*=\s*(\d+)", re.I)
 
 
 def _same(a: str, b: str) -> bool:
@@ -53,48 +54,60 @@ def _same(a: str, b: str) -> bool:
         return a.strip() == b.strip()
 
 
-def _query(sql: str) -> dict[str, str] | None:
-    """What a query computes: aggregate, measure and each filter's value, or None."""
+def _named(text: str, names: tuple[str, ...]) -> set[str]:
+    return {n for n in names if re.search(rf"\b{n}\b", text)}
+
+
+def _query_contradiction(text: str, sql: str) -> str | None:
+    """What the text of a query step says that the SQL does not do (or the reverse)."""
+    literals = set(re.findall(r"'(\w+)'", sql))
+    for names in (_PRODUCTS, _REGIONS):
+        said, filtered = _named(text, names), literals & set(names)
+        if said != filtered:
+            return f"the text names {sorted(said)}, the query filters {sorted(filtered)}"
+    said_months = set(_MONTH_TEXT.findall(text))
+    queried_months = set(_MONTH_SQL.findall(sql))
+    if said_months != queried_months:
+        return f"the text's month {sorted(said_months)}, the query's {sorted(queried_months)}"
+    said_measures = {m.lower() for m in _MEASURES.findall(text)}
+    if not said_measures <= {m.lower() for m in _MEASURES.findall(sql)}:
+        return f"the text's measure {sorted(said_measures)} is not in the query"
     select = _SELECT.search(sql)
-    if select is None:
-        return None
-    found = {"agg": _SQL_AGG[select.group(1).upper()], "measure": select.group(2).lower()}
-    for name, pattern in _FILTERS.items():
-        m = pattern.search(sql)
-        if m is None:
-            return None
-        found[name] = m.group(1)
-    return found
+    said_agg = {a.lower() for a in _AGG_WORDS.findall(text)}
+    if said_agg:
+        done = _SQL_AGG[select.group(1).upper()] if select else None
+        if said_agg != {done}:
+            return f"the text's aggregate {sorted(said_agg)}, the query's {done}"
+        if said_measures and select and select.group(2).lower() not in said_measures:
+            return f"the text's measure {sorted(said_measures)}, the query's {select.group(2)}"
+    return None
 
 
 def contradiction(step: Action | Step) -> str | None:
     """What in this one step contradicts the rest of it, or None when it is consistent."""
-    text, tool, args = step.content, step.tool, step.tool_args or {}
-    intent = _INTENT.search(text)
-    answer = _ANSWER_WORDS.search(text.strip())
-    if intent is not None or _ANNOUNCE.search(text):
-        if tool != "sql":
-            return f"the text announces a query, the step calls {tool or 'no tool'}"
-        query = _query(str(args.get("query", "")))
-        if intent is None or query is None:
-            return "a query whose text or SQL cannot be read back"
-        stated = dict(
-            zip(("agg", "measure", "product", "region", "month"), intent.groups(), strict=True)
-        )
-        for key, value in stated.items():
-            if value.lower() != query[key].lower():
-                return f"the text's {key} is {value}, the query's is {query[key]}"
-        return None
-    if answer is not None:
+    text, tool, args = step.content.strip(), step.tool, step.tool_args or {}
+    answer = _ANSWER_WORDS.search(text)
+    if tool == "sql":
+        if not text:
+            return "a query with no text"
+        return _query_contradiction(text, str(args.get("query", "")))
+    if _ANNOUNCE.search(text):
+        return f"the text announces a query, the step calls {tool or 'no tool'}"
+    if answer is not None or tool == "final_answer":
         if tool != "final_answer":
             return f"the text gives the answer, the step calls {tool or 'no tool'}"
+        if answer is None:
+            return "an answer sent with a text that states none"
         if not _same(answer.group(1), str(args.get("answer", ""))):
             return f"the text's answer {answer.group(1)}, the call sends {args.get('answer')}"
         return None
-    if tool == "final_answer":
-        return "an answer sent with a text that states none"
-    if tool == "sql":
-        return "a query with a text that states none"
+    proposed = _PROPOSED.search(text)
+    if proposed is not None:
+        if tool is not None:
+            return f"a proposal that calls {tool}"
+        inner = _INNER_VALUE.search(text)
+        if inner and not _same(inner.group(1), proposed.group(1)):
+            return f"the text's value {inner.group(1)}, the proposal {proposed.group(1)}"
     return None
 
 
@@ -147,7 +160,7 @@ def every_replacement(system: str) -> list[tuple[str, Action]]:
 
 @pytest.mark.parametrize("system", SYSTEMS)
 def test_reference_steps_are_consistent(system: str) -> None:
-    _, steps, _ = run_rollouts(BENCHMARK, system, {"n_tasks": 30}, 1, 0.0, 80)
+    _, steps, _ = run_rollouts(BENCHMARK, system, {"n_tasks": 30}, 1, 0.0, MAX_STEPS)
     agent = _agent_steps(steps)
     assert len(agent) >= 60
     flagged = [(s.content, s.tool_args, why) for s in agent if (why := contradiction(s))]
@@ -212,6 +225,14 @@ def _select(agg: str = "SUM", measure: str = "units", region: str = "North", mon
             "assistant", "All operations are done; the answer is 63.", "sql", {"query": _select()}
         ),
         Action("solver", _TEXT),
+        _sql("Counting the rows for lamps in North in month 3.", _select(month=2)),
+        _sql("How many rows match lamps, East, month 3?", _select()),
+        _sql(
+            "Cross-check of that value another way, for lamps in North, month 3: the mean "
+            "times the row count.",
+            _select(region="West"),
+        ),
+        Action("solver", "Both queries give 40 (3 rows matched). Proposed answer: 44."),
     ],
 )
 def test_the_check_flags_a_contradictory_step(step: Action) -> None:
@@ -230,6 +251,19 @@ def test_the_check_flags_a_contradictory_step(step: Action) -> None:
             {"answer": "34"},
         ),
         Action("solver", "The query returned the value. Proposed answer: 62.5."),
+        Action("solver", "Both queries give 40 (3 rows matched). Proposed answer: 40."),
+        _sql("Let me look at a few rows of the table first.", "SELECT * FROM sales LIMIT 5"),
+        _sql(
+            "Now the aggregate itself: the largest revenue of lamps in the North region for "
+            "month 3.",
+            _select(agg="MAX", measure="revenue"),
+        ),
+        _sql(
+            "To be sure, the same units of lamps in North for month 3, via the sum divided "
+            "by the row count.",
+            "SELECT ROUND(SUM(units) / COUNT(*), 2) AS value FROM sales WHERE product = "
+            "'lamps' AND region = 'North' AND month = 3",
+        ),
         Action(
             "verifier",
             "Check failed: the question asks for the total, but the query "

@@ -14,42 +14,33 @@ import pytest
 
 from whowhen.benchmarks.base import Operator
 from whowhen.benchmarks.visual_count.operators import OPERATORS
+from whowhen.benchmarks.visual_count.policies import (
+    ANSWER_FORMS,
+    ASKED_FORMS,
+    FULL,
+    NOTE_FORMS,
+    TALLY_FORMS,
+)
 from whowhen.injection.plan import plan_injections
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action, Step
 from whowhen.runtime.records import steps_from_rows
 
+from .conftest import MAX_STEPS
 from .operator_checks import TAXONOMY, rollouts
 
 BENCHMARK = "visual_count"
 SYSTEMS = ("react",)
-_DETECT = "I will detect the objects in the image."
-_ANSWER = re.compile(
-    r"^The detections, by class: (?P<tally>.+?)\. The question asks for (?P<colour>\w+) "
-    r"(?P<shape>circle|square|triangle|object)s: (?P<count>\d+)\. The answer is (?P<answer>\S+?)\.$"
-)
 _ITEM = re.compile(r"^(\d+) (\w+) (circle|square|triangle)(s?)$")
+_FULL = set(FULL)
+_REGION = re.compile(r"\b([a-z]+-(?:left|centre|right))\b")
+_COLOUR = re.compile(r"(?:colour pass for|detection of the|a) (\w+)(?: objects|-only)")
 
 
-def contradiction(action: Action) -> str | None:
-    """What in this one step contradicts itself (None: nothing), from its text, tool and
-    arguments alone: the tool against the one its text announces, the count it states for
-    the asked class against its own tally, the answer its text gives against the one it
-    submits; a text the policy never writes is flagged too."""
-    if (action.content == _DETECT) != (action.tool == "detect_objects"):
-        return f"the text and the tool disagree ({action.tool} called)"
-    if action.tool != "final_answer":
-        return None
-    m = _ANSWER.match(action.content)
-    if m is None:
-        return "a final answer that is not in the policy's form"
-    submitted = str((action.tool_args or {}).get("answer"))
-    if submitted != m["answer"]:
-        return f"the text answers {m['answer']}, the call submits {submitted}"
-    if m["count"] != m["answer"]:
-        return f"the text counts {m['count']} but answers {m['answer']}"
+def _tally(text: str) -> dict[tuple[str, str], int] | str:
+    """The tally a step writes, or what in it the policy never writes."""
     tally: dict[tuple[str, str], int] = {}
-    for item in m["tally"].split(", ") if m["tally"] != "none" else []:
+    for item in text.split(", ") if text != "nothing" else []:
         part = _ITEM.match(item)
         if part is None:
             return f"a tally entry the policy never writes: {item!r}"
@@ -57,10 +48,62 @@ def contradiction(action: Action) -> str | None:
         if n < 1 or (n == 1) == bool(plural) or (colour, shape) in tally:
             return f"a tally entry the policy never writes: {item!r}"
         tally[(colour, shape)] = n
-    shape = None if m["shape"] == "object" else m["shape"]
-    total = sum(n for (c, s), n in tally.items() if c == m["colour"] and shape in (None, s))
-    if total != int(m["count"]):
-        return f"the tally has {total} {m['colour']} {m['shape']}s, the text counts {m['count']}"
+    return tally
+
+
+def _detect_step(action: Action) -> str | None:
+    """A detect call: its text announces the pass it makes (the full image, a region, a
+    colour), and any region note in it is a well-formed tally."""
+    args = action.tool_args or {}
+    text = action.content
+    for note in NOTE_FORMS.finditer(text):
+        bad = _tally(note["tally"])
+        if isinstance(bad, str):
+            return bad
+    if not args:
+        return None if text in _FULL else "a full detection pass the text does not announce"
+    if set(args) == {"region"}:
+        named = _REGION.findall(text) or ["no region"]
+        if named[-1] != args["region"]:
+            return f"the text moves to {named[-1]}, the call scans {args['region']}"
+        return None
+    if set(args) == {"colour"}:
+        named = _COLOUR.findall(text)
+        if not named or named[-1] != args["colour"]:
+            return f"the text announces a {named} pass, the call filters {args['colour']}"
+        return None
+    return f"arguments the policy never sends: {args}"
+
+
+def contradiction(action: Action) -> str | None:
+    """What in this one step contradicts itself (None: nothing), from its text, tool and
+    arguments alone: the tool against the one its text announces, the pass a detect call
+    makes against the one its text announces, the count it states for the asked class
+    against its own tally, the answer its text gives against the one it submits; a text
+    the policy never writes is flagged too."""
+    answers = ANSWER_FORMS.search(action.content)
+    if bool(answers) != (action.tool == "final_answer"):
+        return f"the text and the tool disagree ({action.tool} called)"
+    if action.tool == "detect_objects":
+        return _detect_step(action)
+    if action.tool != "final_answer":
+        return None
+    tally_m, asked = TALLY_FORMS.search(action.content), ASKED_FORMS.search(action.content)
+    if tally_m is None or asked is None or answers is None:
+        return "a final answer that is not in the policy's form"
+    submitted = str((action.tool_args or {}).get("answer"))
+    if submitted != answers["count"]:
+        return f"the text answers {answers['count']}, the call submits {submitted}"
+    if asked["count"] != answers["count"]:
+        return f"the text counts {asked['count']} but answers {answers['count']}"
+    tally = _tally(tally_m["tally"])
+    if isinstance(tally, str):
+        return tally
+    shape = None if asked["shape"] == "object" else asked["shape"]
+    colour = asked["colour"]
+    total = sum(n for (c, s), n in tally.items() if c == colour and shape in (None, s))
+    if total != int(asked["count"]):
+        return f"the tally has {total} {colour} {asked['shape']}s, the text counts {asked['count']}"
     return None
 
 
@@ -78,7 +121,7 @@ def _agent_actions(steps) -> list[Action]:
 @cache
 def reference_actions(system: str) -> tuple[Action, ...]:
     """Every agent step of slip-free reference rollouts."""
-    _, steps, _ = run_rollouts(BENCHMARK, system, {"n_tasks": 30}, 1, 0.0, 80)
+    _, steps, _ = run_rollouts(BENCHMARK, system, {"n_tasks": 30}, 1, 0.0, MAX_STEPS)
     return tuple(_agent_actions(steps))
 
 
@@ -176,7 +219,22 @@ CONTRADICTORY = [
     # an answer with no tally behind it
     Action("assistant", "The answer is 4.", "final_answer", {"answer": "4"}),
     # the text announces one tool, another is called
-    Action("assistant", _DETECT, "final_answer", {"answer": "4"}),
+    Action("assistant", FULL[0], "final_answer", {"answer": "4"}),
+    # the text moves on to one region, the call scans another
+    Action(
+        "assistant",
+        "In the top-left region: 1 red square. Next, the top-centre region.",
+        "detect_objects",
+        {"region": "top-right"},
+    ),
+    # the text announces a colour pass for one colour, the call filters another
+    Action(
+        "assistant",
+        "Region bottom-right gives nothing. Every region is counted; a red-only detection "
+        "should confirm the total.",
+        "detect_objects",
+        {"colour": "blue"},
+    ),
 ]
 
 

@@ -107,10 +107,11 @@ def test_drifting_environment_makes_injections_invalid(monkeypatch) -> None:
         80,
     )
     cont = res["continuations"]
-    inside = cont.filter(pl.col("prefix_len") > 2)
+    # (step 1 is the agent's plan, step 2 its first calculation)
+    inside = cont.filter(pl.col("prefix_len") > 3)
     assert inside.height > 0
     assert (inside["status"] == "invalid").all() and (~inside["prefix_exact"]).all()
-    assert (inside["first_mismatch_step"] == 2).all()
+    assert (inside["first_mismatch_step"] == 3).all()
     assert inside["reason"].str.starts_with("prefix drift").all()
     assert res["labels"].join(inside, on="run_id").height == 0
 
@@ -122,11 +123,13 @@ def test_injections_after_a_recovered_slip_are_flagged() -> None:
     from whowhen.rollouts import run_rollouts
     from whowhen.taxonomy import load_taxonomy
 
-    from .conftest import ROOT
+    from .conftest import MAX_STEPS, ROOT
 
-    runs, steps, slips = run_rollouts("arithmetic", "solver_verifier", {"n_tasks": 40}, 2, 0.1, 80)
+    runs, steps, slips = run_rollouts(
+        "arithmetic", "solver_verifier", {"n_tasks": 40}, 2, 0.1, MAX_STEPS
+    )
     plan = plan_injections(runs, steps, load_taxonomy(ROOT / "config/taxonomy.yaml"), 3, 3)
-    out = continue_injections(plan, runs, steps, {"n_tasks": 40}, 2, 80, slips=slips)
+    out = continue_injections(plan, runs, steps, {"n_tasks": 40}, 2, MAX_STEPS, slips=slips)
     cont = out["continuations"].join(
         plan.select("injection_id", pl.col("step").alias("t")), on="injection_id"
     )
@@ -151,11 +154,11 @@ def test_single_error_keeps_only_runs_without_an_earlier_slip() -> None:
     from whowhen.rollouts import run_rollouts
     from whowhen.taxonomy import load_taxonomy
 
-    from .conftest import ROOT
+    from .conftest import MAX_STEPS, ROOT
 
-    runs, steps, slips = run_rollouts("doc_qa", "orchestrator", {"n_tasks": 40}, 2, 0.1, 80)
+    runs, steps, slips = run_rollouts("doc_qa", "orchestrator", {"n_tasks": 40}, 2, 0.1, MAX_STEPS)
     plan = plan_injections(runs, steps, load_taxonomy(ROOT / "config/taxonomy.yaml"), 3, 3)
-    part = continue_injections(plan, runs, steps, {"n_tasks": 40}, 2, 80, slips=slips)
+    part = continue_injections(plan, runs, steps, {"n_tasks": 40}, 2, MAX_STEPS, slips=slips)
     # a recovered researcher slip before the injected step: flagged, and flipped here
     everything = build_dataset([part], 1, 0.6)["labels"]
     single = build_dataset([part], 1, 0.6, single_error=True)["labels"]

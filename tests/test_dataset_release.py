@@ -23,7 +23,7 @@ from whowhen.rollouts import run_rollouts
 from whowhen.schema import LABELS, RUNS, STEPS, write_table
 from whowhen.taxonomy import load_taxonomy
 
-from .conftest import ROOT
+from .conftest import MAX_STEPS, ROOT
 
 PAIRS = [
     ("arithmetic", "solver_verifier"),
@@ -45,7 +45,7 @@ def built(tmp_path_factory) -> dict:
     parts, rollout_steps = [], []
     for bench, system in PAIRS:
         cfg = {"n_tasks": 8}
-        runs, steps, _ = run_rollouts(bench, system, cfg, 2, 0.05, 80)
+        runs, steps, _ = run_rollouts(bench, system, cfg, 2, 0.05, MAX_STEPS)
         plan = plan_injections(runs, steps, tax, 4, 3, step_selection="stratified")
         parts.append(continue_injections(plan, runs, steps, cfg, 2, 100, rerollout_slip_rate=0.1))
         rollout_steps.append(steps)
@@ -105,7 +105,7 @@ def test_rerollout_drift_is_measured_and_zero_without_randomness(built) -> None:
     assert cont["prefix_exact"].all()  # warm start: every prefix exact
     assert cont["rerollout_prefix_exact"].null_count() == 0
     tax = load_taxonomy(ROOT / "config" / "taxonomy.yaml")
-    runs, steps, _ = run_rollouts("arithmetic", "react", {"n_tasks": 10}, 2, 0.0, 80)
+    runs, steps, _ = run_rollouts("arithmetic", "react", {"n_tasks": 10}, 2, 0.0, MAX_STEPS)
     plan = plan_injections(runs, steps, tax, 4, 2)
     same = continue_injections(plan, runs, steps, {"n_tasks": 10}, 2, 80, rerollout_slip_rate=0.0)
     c = same["continuations"]

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from whowhen.benchmarks.doc_qa.actions import FIRST_REQUEST, HANDOFF, NEXT_REQUEST, REPORT
+from whowhen.benchmarks.doc_qa.actions import FIRST_REQUEST, HANDOFF, NEXT_REQUEST, REJECT, REPORT
 from whowhen.benchmarks.doc_qa.env import DocQAEnv
 from whowhen.benchmarks.doc_qa.operators import OPERATORS, wrong_title
 from whowhen.benchmarks.doc_qa.policies import POLICIES
@@ -14,20 +14,21 @@ from whowhen.injection.operators import OPERATORS as ALL_OPERATORS
 from whowhen.registry import make_system
 from whowhen.runtime import Action, Episode, run_episode, warm_start
 
+from .conftest import MAX_STEPS
 from .helpers import slip_failures
 
 TASKS = generate_tasks(40, seed=2)
-THREE = [t for t in TASKS if t.hops == 3]
-TWO = [t for t in TASKS if t.hops == 2]
+THREE = [t for t in TASKS if "country" in t.question]  # ends with the country hop
+TWO = [t for t in TASKS if "country" not in t.question]  # ends with the birth city
 
 
 def run(task, system: str = "orchestrator") -> Episode:
-    return run_episode(DocQAEnv(task), make_system(system, "doc_qa"), 60)
+    return run_episode(DocQAEnv(task), make_system(system, "doc_qa"), MAX_STEPS)
 
 
 def inject(task, episode: Episode, t: int, action: Action, system: str = "orchestrator") -> Episode:
     result = warm_start(
-        DocQAEnv(task), make_system(system, "doc_qa"), episode.history, t, action, 80
+        DocQAEnv(task), make_system(system, "doc_qa"), episode.history, t, action, MAX_STEPS
     )
     assert result.fidelity.exact
     return result.episode
@@ -50,48 +51,62 @@ def test_orchestrator_solves_every_task_and_react_is_unchanged() -> None:
     assert set(PROMPTS["orchestrator"]) == set(POLICIES["orchestrator"].agents)
 
 
-def test_distorted_report_propagates_unless_it_is_the_verified_last_hop() -> None:
+def test_distorted_report_propagates_unless_the_verifier_checks_it() -> None:
+    seen = set()
     for task in THREE[:6]:
         episode = run(task)
-        hop2, hop3 = messages(episode, "researcher")[1:3]
-        for t, should_fail in ((hop2, True), (hop3, False)):
+        for t in messages(episode, "researcher"):
+            if REPORT.fields(episode.history[t].content)["rel"] not in ("birth city", "country"):
+                continue  # a distorted person or company may not exist: the research restarts
+            after = next(s for s in episode.history[t + 1 :] if s.is_agent_step)
+            checked = after.content.startswith("To verifier:")  # a check or the hand-off
             wrong = OPERATORS["coordination.distorted_handoff"](
                 episode.history[t].as_action(), random.Random(t)
             )
-            assert wrong is not None and REPORT.match(wrong.content)
+            assert wrong is not None and REPORT.read(wrong.content)
+            assert REPORT.read(wrong.content)[0] == REPORT.read(episode.history[t].content)[0]
             assert wrong.content != episode.history[t].content
-            assert (not inject(task, episode, t, wrong).verdict.success) == should_fail
+            assert inject(task, episode, t, wrong).verdict.success == checked
+            seen.add(checked)
+    assert seen == {True, False}
 
 
-def test_distorted_orchestrator_messages_keep_their_templates() -> None:
+def test_distorted_orchestrator_messages_keep_their_forms() -> None:
     episode = run(THREE[0])
     for t in messages(episode, "orchestrator"):
         original = episode.history[t].content
+        form = next((p for p in (FIRST_REQUEST, NEXT_REQUEST, HANDOFF) if p.read(original)), None)
+        if form is None:  # an intermediate check
+            continue
         wrong = ALL_OPERATORS["coordination.distorted_handoff"](
             episode.history[t].as_action(), random.Random(1)
         )
         assert wrong is not None and wrong.content != original and wrong.actor == "orchestrator"
-        pattern = next(p for p in (FIRST_REQUEST, NEXT_REQUEST, HANDOFF) if p.match(original))
-        assert pattern.match(wrong.content)
+        assert form.read(wrong.content)[0] == form.read(original)[0]
 
 
 def test_wrong_subgoal_adds_or_skips_a_hop_and_propagates() -> None:
-    for task, hops in ((TWO[0], 2), (THREE[0], 3)):
+    for task, country in ((TWO[0], False), (THREE[0], True)):
         episode = run(task)
-        # 2 hops: the handoff becomes a request for the country; 3 hops: the last request
-        # becomes a handoff of the birth city
-        t = messages(episode, "orchestrator")[-1 if hops == 2 else -2]
+        # city question: the handoff becomes a request for the country; country question:
+        # the last request becomes a handoff of the birth city
+        form = NEXT_REQUEST if country else HANDOFF
+        t = [i for i in messages(episode, "orchestrator") if form.read(episode.history[i].content)][
+            -1
+        ]
         wrong = OPERATORS["planning.wrong_subgoal"](
-            episode.history[t].as_action(), random.Random(0)
+            episode.history[t].as_action(), random.Random(0), episode.history[:t]
         )
-        assert (NEXT_REQUEST if hops == 2 else HANDOFF).match(wrong.content)
+        assert (HANDOFF if country else NEXT_REQUEST).read(wrong.content)
         assert not inject(task, episode, t, wrong).verdict.success
 
 
 def test_wrong_subgoal_read_and_first_request() -> None:
+    from .test_doc_qa import main_reads
+
     task = TWO[1]
     react = run(task, "react")
-    t = next(s.step for s in react.history if s.tool == "read")
+    t = main_reads(react.history)[0]
     wrong = OPERATORS["planning.wrong_subgoal"](react.history[t].as_action(), random.Random(0))
     assert wrong.tool == "read" and wrong.tool_args["title"] in CITIES
     assert not inject(task, react, t, wrong, "react").verdict.success
@@ -100,7 +115,7 @@ def test_wrong_subgoal_read_and_first_request() -> None:
     # asking for the wrong relation: the researcher finds nothing and the research restarts
     episode = run(task)
     wrong = OPERATORS["planning.wrong_subgoal"](episode.history[1].as_action(), random.Random(0))
-    assert FIRST_REQUEST.match(wrong.content) and wrong.content != episode.history[1].content
+    assert FIRST_REQUEST.read(wrong.content) and wrong.content != episode.history[1].content
     assert inject(task, episode, 1, wrong).verdict.success
 
 
@@ -113,7 +128,7 @@ def test_false_approval_of_a_rejected_candidate() -> None:
     )
     caught = inject(task, episode, last_report, distorted)
     assert caught.verdict.success  # the verifier re-read the document and sent it back
-    reject = messages(caught, "verifier")[0]
+    reject = next(t for t in messages(caught, "verifier") if REJECT.read(caught.history[t].content))
     approve = OPERATORS["verification.false_approval"](
         caught.history[reject].as_action(), random.Random(0)
     )
@@ -174,11 +189,11 @@ def test_researcher_finishes_with_the_last_fact_it_was_handed() -> None:
             original = history[t].as_action()
             wrong = op(original, random.Random(0), history[:t])
             asked = history[max(i for i in range(t) if history[i].content.startswith("To res"))]
-            if original.actor == "verifier" or FIRST_REQUEST.match(asked.content):
+            if original.actor == "verifier" or FIRST_REQUEST.read(asked.content):
                 assert wrong is None  # nothing found yet, or the check itself
                 continue
             _check(wrong, original)
-            value = NEXT_REQUEST.match(asked.content).group(3)
+            value = NEXT_REQUEST.fields(asked.content)["value"]
             assert wrong.tool == "final_answer" and wrong.tool_args["answer"] == value
             assert not inject(task, episode, t, wrong).verdict.success
 
@@ -191,13 +206,14 @@ def test_misidentified_candidate_is_an_earlier_fact_and_propagates() -> None:
         original = episode.history[t].as_action()
         wrong = op(original, random.Random(0), episode.history[:t])
         _check(wrong, original)
-        m = HANDOFF.match(wrong.content)
-        assert m and m.group(1) == HANDOFF.match(original.content).group(1)
-        assert m.group(2) != task.answer and m.group(2) in m.group(1)
+        m, o = HANDOFF.fields(wrong.content), HANDOFF.fields(original.content)
+        assert m and o["facts"].startswith(m["facts"] + "; ")
+        assert m["answer"] != task.answer and m["answer"] in m["facts"]
         assert not inject(task, episode, t, wrong).verdict.success
-        # a report names the entity found: no other entity of its kind was read
+        # a report names another entity of the kind asked for, read in the documents
         report = messages(episode, "researcher")[-1]
-        assert op(episode.history[report].as_action(), random.Random(0), episode.history) is None
+        made = op(episode.history[report].as_action(), random.Random(0), episode.history[:report])
+        assert made is None or REPORT.read(made.content)
 
 
 def test_new_operators_ignore_foreign_messages() -> None:

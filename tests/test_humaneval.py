@@ -2,16 +2,18 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import random
 import re
 from collections.abc import Callable
 
 import pytest
 
+from whowhen.benchmarks.humaneval.actions import kind_of
 from whowhen.benchmarks.humaneval.env import HumanEvalEnv, passes, run_code
 from whowhen.benchmarks.humaneval.mutate import mutate_code, truncate_body
 from whowhen.benchmarks.humaneval.operators import OPERATORS as HUMANEVAL_OPERATORS
-from whowhen.benchmarks.humaneval.policies import program_for, read_run
+from whowhen.benchmarks.humaneval.policies import SUBMIT_EARLY, program_for, read_run, report_passes
 from whowhen.benchmarks.humaneval.prompts import PROMPTS
 from whowhen.benchmarks.humaneval.tasks import (
     EXAMPLES_MARKER,
@@ -27,6 +29,7 @@ from whowhen.injection.operators import OPERATORS, random_slip
 from whowhen.registry import make_system
 from whowhen.runtime import Action, Episode, Step, run_episode, warm_start
 
+from .conftest import MAX_STEPS
 from .operator_checks import valid_for_env
 
 ALL = make_tasks({"n_tasks": 164}, seed=4)
@@ -38,7 +41,7 @@ def _problem(source_id: str) -> Problem:
     return next(p for p in problems() if p.source_id == source_id)
 
 
-def _episode(system: str, task: Task, max_steps: int = 40) -> Episode:
+def _episode(system: str, task: Task, max_steps: int = MAX_STEPS) -> Episode:
     return run_episode(HumanEvalEnv(task), make_system(system, "humaneval"), max_steps)
 
 
@@ -163,29 +166,44 @@ def test_logic_bugs_parse_differ_and_usually_fail() -> None:
 def test_operators_apply_to_their_actions_only() -> None:
     task = TASKS[0]
     act = _episode("code_act", task).history
-    run = next(s for s in act if s.tool == "run_python").as_action()
+    run = next(
+        s for s in act if s.tool == "run_python" and kind_of(s.tool_args["code"]) == "examples"
+    ).as_action()
     bugged = OPERATORS["reasoning.logic_bug"](run, random.Random(0))
     head, tail = bugged.tool_args["code"].split(EXAMPLES_MARKER)
     assert tail == run.tool_args["code"].split(EXAMPLES_MARKER)[1]  # the check is kept
     assert head != run.tool_args["code"].split(EXAMPLES_MARKER)[0]
     assert bugged.content == run.content
     history = _episode("pipeline", task).history
-    run_tests = next(s for s in history if s.tool == "run_tests").as_action()
-    early = OPERATORS["planning.premature_finish"](run_tests, random.Random(0))
-    assert early.tool == "final_answer" and early.actor == "tester"
-    passed = next(s for s in history if s.actor == "tester" and s.kind == "message")
+    run_tests = next(s for s in history if s.tool == "run_tests")
+    # the tester never submits (a role the reference tester never plays): no early finish
+    assert OPERATORS["planning.premature_finish"](run_tests.as_action(), random.Random(0)) is None
+    passed = next(
+        s
+        for s in history
+        if s.actor == "tester"
+        and s.kind == "message"
+        and report_passes(s.content)
+        and "passed" in s.content
+    )
     for mode in ("verification.false_approval", "coordination.ignored_message"):
-        assert OPERATORS[mode](passed.as_action(), random.Random(0)) is None
+        op = OPERATORS[mode]
+        assert op(passed.as_action(), random.Random(0), history[: passed.step]) is None
     calc = Action("assistant", "Next, add 3 to the running total of 4.", "calculator", {})
     for mode in ("reasoning.logic_bug", "planning.premature_finish"):
         assert OPERATORS[mode](calc, random.Random(0)) is None
 
 
+@functools.lru_cache(maxsize=1)
 def _caught_and_missed() -> tuple[tuple[Task, str], tuple[Task, str]]:
-    """(task, buggy draft) whose bug the docstring examples catch, and one they miss but
-    the hidden tests catch."""
+    """(task, buggy draft) whose bug the tester's run of the docstring examples catches in
+    the pipeline (the coder's own try of the first example does not), and one the examples
+    miss but the hidden tests catch."""
     caught = missed = None
     for task in TASKS:
+        first = next(s for s in _episode("pipeline", task).history if _first_draft(s))
+        if first.tool_args["code"] != task.answer:  # the coder starts from a buggy draft
+            continue
         for seed in range(3):
             bug = mutate_code(task.answer, random.Random(seed))
             if bug is None or (caught and missed):
@@ -193,11 +211,31 @@ def _caught_and_missed() -> tuple[tuple[Task, str], tuple[Task, str]]:
             visible = read_run(run_code(program_for(bug, task.examples)), len(task.examples))[0]
             hidden = passes(bug, _problem(task.source_id))
             if not visible and caught is None:
-                caught = task, bug
+                run = _inject("pipeline", task, _first_draft, _with_code(bug))
+                if any(_fail_report(s) for s in run.history):
+                    caught = task, bug
             if visible and not hidden and missed is None:
                 missed = task, bug
     assert caught and missed
     return caught, missed
+
+
+def _first_draft(step: Step) -> bool:
+    return step.tool == "write_code"
+
+
+def _with_code(code: str) -> Callable[[Action], Action]:
+    return lambda a: Action(a.actor, a.content, a.tool, {"code": code})
+
+
+def _fail_report(step: Step) -> bool:
+    """A tester's report that the draft fails examples."""
+    return (
+        step.actor == "tester"
+        and step.kind == "message"
+        and "passed" in step.content
+        and not report_passes(step.content)
+    )
 
 
 def _inject(
@@ -211,31 +249,38 @@ def _inject(
     replacement = replacement_of(original.history[t].as_action())
     assert replacement != original.history[t].as_action()
     env = HumanEvalEnv(task)
-    result = warm_start(env, make_system(system, "humaneval"), original.history, t, replacement, 40)
+    system_ = make_system(system, "humaneval")
+    result = warm_start(env, system_, original.history, t, replacement, MAX_STEPS)
     assert result.fidelity.exact
     return result.episode
 
 
 def test_injected_errors_propagate_or_are_caught() -> None:
     (task_c, bug_c), (task_m, bug_m) = _caught_and_missed()
-
-    def draft(bug: str) -> Callable[[Action], Action]:
-        return lambda a: Action(a.actor, a.content, a.tool, {"code": bug})
-
     # a bug the tester's run catches: reviewer sends it back, the coder fixes it (recovery)
-    caught = _inject("pipeline", task_c, lambda s: s.tool == "write_code", draft(bug_c))
+    caught = _inject("pipeline", task_c, _first_draft, _with_code(bug_c))
     assert caught.verdict.success
-    assert any(s.actor == "reviewer" and s.content.startswith("To coder:") for s in caught.history)
-    # the tester now falsely approves the failing run: the bug is submitted
-    fail_msg = next(s for s in caught.history if s.actor == "tester" and s.kind == "message")
-    env = HumanEvalEnv(task_c)
-    approval = OPERATORS["verification.false_approval"](fail_msg.as_action(), random.Random(0))
+    fail_msg = next(s for s in caught.history if _fail_report(s))
+    back = next(s for s in caught.history if s.step > fail_msg.step and s.actor == "reviewer")
+    assert back.content.startswith("To coder:") and not report_passes(back.content)
+    # the tester now falsely reports the failing run as a pass: the bug is submitted,
+    # unless the reviewer's own re-run request catches it
+    op = OPERATORS["verification.false_approval"]
+    approval = op(fail_msg.as_action(), random.Random(0), caught.history[: fail_msg.step])
+    assert approval is not None and report_passes(approval.content)
     result = warm_start(
-        env, make_system("pipeline", "humaneval"), caught.history, fail_msg.step, approval, 40
+        HumanEvalEnv(task_c),
+        make_system("pipeline", "humaneval"),
+        caught.history,
+        fail_msg.step,
+        approval,
+        MAX_STEPS,
     )
-    assert result.fidelity.exact and not result.episode.verdict.success
+    after = result.episode.history[fail_msg.step + 1 :]
+    assert result.fidelity.exact
+    assert not result.episode.verdict.success or any(_fail_report(s) for s in after)
     # a bug the examples miss: approved and submitted, the hidden tests fail it
-    missed = _inject("pipeline", task_m, lambda s: s.tool == "write_code", draft(bug_m))
+    missed = _inject("pipeline", task_m, _first_draft, _with_code(bug_m))
     assert not missed.verdict.success
     # code_act: the bug in the submitted program fails the task
     code_act = _inject(
@@ -249,26 +294,32 @@ def test_injected_errors_propagate_or_are_caught() -> None:
 
 def test_ignored_feedback_loops_back() -> None:
     (task, bug), _ = _caught_and_missed()
-    caught = _inject(
-        "pipeline",
-        task,
-        lambda s: s.tool == "write_code",
-        lambda a: Action(a.actor, a.content, a.tool, {"code": bug}),
+    caught = _inject("pipeline", task, _first_draft, _with_code(bug))
+    back = next(
+        s
+        for s in caught.history
+        if s.actor == "reviewer" and s.content.startswith("To coder:") and "passed" in s.content
     )
-    fix = next(s for s in caught.history if s.tool == "write_code" and s.step > 3)
-    ignored = OPERATORS["coordination.ignored_message"](fix.as_action(), random.Random(0))
+    reply = caught.history[back.step + 1]  # the coder reproduces the failing call
+    assert reply.actor == "coder" and reply.tool == "run_python"
+    op = OPERATORS["coordination.ignored_message"]
+    ignored = op(reply.as_action(), random.Random(0), caught.history[: reply.step])
     assert ignored.tool is None and ignored.content.startswith("To tester:")
     result = warm_start(
         HumanEvalEnv(task),
         make_system("pipeline", "humaneval"),
         caught.history,
-        fix.step,
+        reply.step,
         ignored,
-        60,
+        MAX_STEPS,
     )
     # the unfixed draft is tested again and sent back again before the fix
     assert result.fidelity.exact and result.episode.verdict.success
-    assert sum(s.tool == "run_tests" for s in result.episode.history) == 3
+    after = result.episode.history[reply.step :]
+    assert sum(_fail_report(s) for s in after) >= 1
+    assert sum(_fail_report(s) for s in result.episode.history) > sum(
+        _fail_report(s) for s in caught.history
+    )
 
 
 @pytest.mark.parametrize("system", SYSTEMS)
@@ -296,18 +347,24 @@ def _sound(replaced: Action | None, original: Action, system: str) -> Action:
 def test_premature_finish_submits_an_unfinished_body() -> None:
     early = []
     for task in TASKS[:10]:
-        run = next(s for s in _episode("code_act", task).history if s.tool == "run_python")
+        history = _episode("code_act", task).history
+        run = next(
+            s
+            for s in history
+            if s.tool == "run_python" and kind_of(s.tool_args["code"]) == "examples"
+        )
         op = OPERATORS["planning.premature_finish"]
-        finish = _sound(op(run.as_action(), random.Random(0)), run.as_action(), "code_act")
+        finish = op(run.as_action(), random.Random(0), history[: run.step])
+        finish = _sound(finish, run.as_action(), "code_act")
         assert finish.tool == "final_answer"
-        assert finish.content == f"I will implement {task.entry_point} and submit it."
+        assert finish.content in {v.format(entry=task.entry_point) for v in SUBMIT_EARLY}
         answer = finish.tool_args["answer"]
         assert answer.startswith(task.question.rstrip()) and EXAMPLES_MARKER not in answer
         assert len(answer) < len(task.answer)
         ast.parse(answer)  # cut at a statement: it still parses
         early.append(passes(answer, _problem(task.source_id)))
         # submitted unfinished, the hidden tests fail it
-        result = _inject("code_act", task, lambda s: s.tool == "run_python", lambda a, f=finish: f)
+        result = _inject("code_act", task, lambda s, r=run: s.step == r.step, lambda a, f=finish: f)
         assert result.verdict.success == early[-1]
     assert not any(early)
     assert truncate_body("x = 1\n", random.Random(0)) is None

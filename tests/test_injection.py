@@ -16,12 +16,12 @@ from whowhen.runtime import Action
 from whowhen.taxonomy import load_taxonomy
 from whowhen.tools import final_action
 
-from .conftest import ROOT
+from .conftest import MAX_STEPS, ROOT
 
 
 @pytest.fixture(scope="module")
 def rollouts():
-    return run_rollouts("arithmetic", "solver_verifier", {"n_tasks": 8}, 1, 0.0, 80)[:2]
+    return run_rollouts("arithmetic", "solver_verifier", {"n_tasks": 8}, 1, 0.0, MAX_STEPS)[:2]
 
 
 @pytest.fixture(scope="module")
@@ -61,9 +61,12 @@ def test_final_answer_typo() -> None:
     replaced = OPERATORS["action.wrong_tool_argument"](final, random.Random(1))
     wrong = replaced.tool_args["answer"]
     assert wrong != "75" and replaced == final_action("verifier", wrong, verified_steps=4)
-    # an answer text in a benchmark's own wording is that benchmark's operators' business
-    own = Action("verifier", "Final answer: 75.", "final_answer", {"answer": "75"})
-    assert slips.wrong_final_answer(own, random.Random(1)) is None
+    said = Action("verifier", "Final answer: 75.", "final_answer", {"answer": "75"})
+    other = slips.wrong_final_answer(said, random.Random(1))
+    assert other.content == f"Final answer: {other.tool_args['answer']}."
+    # an answer that shows how it was reached (a tally) is its benchmark's operators' business
+    tally = Action("assistant", "2 red, 3 blue: 5 in all.", "final_answer", {"answer": "5"})
+    assert slips.wrong_final_answer(tally, random.Random(1)) is None
     assert OPERATORS["reasoning.wrong_operand"](final, random.Random(1)) is None
 
 

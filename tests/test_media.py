@@ -9,6 +9,8 @@ from whowhen.media import load_rgb, media_path, media_root, put_png
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action, run_episode
 
+from .conftest import MAX_STEPS
+
 
 def test_same_pixels_same_reference_and_file(media_dir) -> None:
     pixels = np.arange(4 * 5 * 3, dtype=np.uint8).reshape(4, 5, 3)
@@ -68,7 +70,7 @@ def test_episode_records_task_and_observation_media() -> None:
 
 
 def test_slips_are_logged_out_of_band() -> None:
-    runs, steps, slips = run_rollouts("arithmetic", "react", {"n_tasks": 12}, 3, 0.3, 80)
+    runs, steps, slips = run_rollouts("arithmetic", "react", {"n_tasks": 12}, 3, 0.3, MAX_STEPS)
     assert slips.height > 0
     assert set(slips["run_id"]) <= set(runs["run_id"])
     # each logged step holds the slipped action, never a marker of the slip

@@ -53,31 +53,44 @@ def _run(at: dict[int, str]) -> tuple[list[Step], object]:
     return episode.history, task
 
 
+def _calculations() -> list[int]:
+    """Indices of the reference run's operation steps (the run opens with a plan and has
+    re-checks and notes between operations)."""
+    from whowhen.benchmarks.arithmetic.policies import parse_calc
+
+    history, _ = _run({})
+    return [s.step for s in history if parse_calc(s) is not None]
+
+
+FIRST, THIRD = _calculations()[0], _calculations()[2]
+
+
 def test_replay_blames_the_decisive_slip_not_an_earlier_harmless_one() -> None:
-    history, task = _run({1: "note", 5: "operand"})
+    history, task = _run({FIRST: "note", THIRD: "operand"})
     assert not ArithmeticEnv(task).score(history[-1].tool_args["answer"], task.answer)
     replay = replay_run(
         history,
         lambda: ArithmeticEnv(task),
         make_system("react", "arithmetic"),
-        lambda: SlipAt({1: "note", 5: "operand"}),
+        lambda: SlipAt({FIRST: "note", THIRD: "operand"}),
         max_probes=10,
         max_steps=60,
     )
     assert replay.status == "decisive"
-    assert [(p.step, p.outcome) for p in replay.probes] == [(1, "still_failed"), (5, "flipped")]
+    probes = [(p.step, p.outcome) for p in replay.probes]
+    assert probes == [(FIRST, "still_failed"), (THIRD, "flipped")]
     hit = replay.decisive
-    assert hit.recorded == history[5].as_action() and hit.corrected != hit.recorded
-    assert hit.replayed_steps == 5 and hit.n_steps > 5
+    assert hit.recorded == history[THIRD].as_action() and hit.corrected != hit.recorded
+    assert hit.replayed_steps == THIRD and hit.n_steps > THIRD
 
 
 def test_probe_cap_and_no_single_decisive_step() -> None:
-    history, task = _run({1: "note", 5: "operand"})
+    history, task = _run({FIRST: "note", THIRD: "operand"})
     capped = replay_run(
         history,
         lambda: ArithmeticEnv(task),
         make_system("react", "arithmetic"),
-        lambda: SlipAt({1: "note", 5: "operand"}),
+        lambda: SlipAt({FIRST: "note", THIRD: "operand"}),
         max_probes=1,
         max_steps=60,
     )

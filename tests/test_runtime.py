@@ -20,6 +20,11 @@ def _record(system: str = "solver_verifier"):
     return run_episode(ArithmeticEnv(TASK), make_system(system, "arithmetic"), 80)
 
 
+def _observations(history) -> list[int]:
+    """Indices of the calculator's observations (the run opens with a plan message)."""
+    return [s.step for s in history if s.kind == "observation"]
+
+
 class DriftingEnv(ArithmeticEnv):
     """A calculator that is not deterministic across resets: warm start must notice."""
 
@@ -55,7 +60,7 @@ def test_identity_replacement_reproduces_the_run(system: str) -> None:
 
 def test_replacement_changes_only_from_step_t() -> None:
     original = _record("react")
-    t = 3
+    t = _observations(original.history)[0] - 1  # the first calculation
     wrong = Action("assistant", original.history[t].content, "calculator", {"expression": "1 + 1"})
     result = warm_start(
         ArithmeticEnv(TASK), make_system("react", "arithmetic"), original.history, t, wrong, 80
@@ -78,14 +83,16 @@ def test_nondeterministic_environment_is_detected_as_drift() -> None:
         80,
     )
     assert not result.fidelity.exact
-    assert result.fidelity.first_mismatch_step == 2  # the first calculator observation
+    first = _observations(recorded)[0]
+    assert result.fidelity.first_mismatch_step == first  # the first calculator observation
     assert result.episode.end_reason.startswith("prefix drift")
 
 
 def test_tampered_record_is_detected() -> None:
     original = _record("react")
     history = list(original.history)
-    history[4] = dataclasses.replace(history[4], content="999")
+    k = _observations(history)[1]
+    history[k] = dataclasses.replace(history[k], content="999")
     t = len(history) - 1
     result = warm_start(
         ArithmeticEnv(TASK),
@@ -95,18 +102,19 @@ def test_tampered_record_is_detected() -> None:
         history[t].as_action(),
         80,
     )
-    assert result.fidelity.first_mismatch_step == 4 and not result.fidelity.exact
+    assert result.fidelity.first_mismatch_step == k and not result.fidelity.exact
 
 
 def test_step_must_be_an_agent_step() -> None:
     original = _record("react")
+    obs = _observations(original.history)[0]
     with pytest.raises(WhowhenError, match="not an agent step"):
         warm_start(
             ArithmeticEnv(TASK),
             make_system("react", "arithmetic"),
             original.history,
-            2,
-            original.history[1].as_action(),
+            obs,
+            original.history[obs - 1].as_action(),
             80,
         )
     with pytest.raises(WhowhenError, match="actor"):

@@ -9,7 +9,13 @@ import pytest
 from whowhen.benchmarks.table_qa.env import TableQAEnv
 from whowhen.benchmarks.table_qa.operators import OPERATORS as TABLE_OPERATORS
 from whowhen.benchmarks.table_qa.operators import misread
-from whowhen.benchmarks.table_qa.policies import parse_sql_step, query_aggregate, sql_action
+from whowhen.benchmarks.table_qa.policies import (
+    _COUNT_ASKS,
+    parse_proposal,
+    parse_sql_step,
+    query_aggregate,
+    sql_action,
+)
 from whowhen.benchmarks.table_qa.tasks import (
     AGGREGATES,
     Task,
@@ -23,6 +29,7 @@ from whowhen.injection.operators import OPERATORS
 from whowhen.registry import make_system
 from whowhen.runtime import Action, Step, run_episode, warm_start
 
+from .conftest import MAX_STEPS
 from .operator_checks import valid_for_env
 
 TASKS = generate_tasks(30, seed=9)
@@ -111,8 +118,8 @@ def test_episodes_do_not_see_each_other() -> None:
     b.reset()
     q = {"query": "SELECT SUM(units) AS s FROM sales"}
     sums = [env.step(Action("x", "", "sql", q))[1] for env in (a, b)]
-    assert sums[0] == f"s\n{make_table(TASKS[0].seed)['units'].sum()}"
-    assert sums[1] == f"s\n{make_table(TASKS[1].seed)['units'].sum()}"
+    assert sums[0] == f"s\n{make_table(TASKS[0].seed)['units'].sum()}\n(1 row)"
+    assert sums[1] == f"s\n{make_table(TASKS[1].seed)['units'].sum()}\n(1 row)"
 
 
 def test_gold_answer_by_hand() -> None:
@@ -132,7 +139,7 @@ def test_gold_answer_by_hand() -> None:
 @pytest.mark.parametrize("system", ["react", "solver_verifier"])
 def test_reference_policies_solve_every_task(system: str) -> None:
     for task in TASKS:
-        episode = run_episode(TableQAEnv(task), make_system(system, "table_qa"), 40)
+        episode = run_episode(TableQAEnv(task), make_system(system, "table_qa"), MAX_STEPS)
         assert episode.verdict.success, task.question
 
 
@@ -154,11 +161,12 @@ def test_operators_on_queries() -> None:
 def test_verifier_catches_a_wrong_aggregate_but_not_a_wrong_plan() -> None:
     task = next(t for t in TASKS if t.agg == "total")
     system = make_system("solver_verifier", "table_qa")
-    original = run_episode(TableQAEnv(task), system, 40)
-    query = original.history[1].as_action()
+    original = run_episode(TableQAEnv(task), system, MAX_STEPS)
+    at = next(s.step for s in original.history if parse_sql_step(s))  # the aggregate step
+    query = original.history[at].as_action()
     for mode in ("reasoning.wrong_operator",):
         slipped = OPERATORS[mode](query, random.Random(1))
-        caught = warm_start(TableQAEnv(task), system, original.history, 1, slipped, 40)
+        caught = warm_start(TableQAEnv(task), system, original.history, at, slipped, MAX_STEPS)
         assert caught.episode.verdict.success, mode  # sent back and redone: a recovery
         assert any(
             s.actor == "verifier" and s.content.startswith("Check failed")
@@ -167,10 +175,13 @@ def test_verifier_catches_a_wrong_aggregate_but_not_a_wrong_plan() -> None:
     # another month, measure or region, stated and queried, matches the stated plan: it gets
     # through
     for mode in ("reasoning.wrong_operand", "planning.wrong_subgoal", "action.wrong_tool_argument"):
-        slipped = OPERATORS[mode](query, random.Random(1), original.history[:1])
-        missed = warm_start(TableQAEnv(task), system, original.history, 1, slipped, 40)
+        slipped = OPERATORS[mode](query, random.Random(1), original.history[:at])
+        missed = warm_start(TableQAEnv(task), system, original.history, at, slipped, MAX_STEPS)
         assert missed.fidelity.exact
-        assert not any("Check failed" in s.content for s in missed.episode.history)
+        assert not any(  # only a request for the row count, as in a run without the slip
+            "Check failed" in s.content and s.content not in _COUNT_ASKS
+            for s in missed.episode.history
+        )
         if missed.episode.verdict.final_answer != task.answer:
             assert not missed.episode.verdict.success
 
@@ -202,7 +213,7 @@ def _sound(replaced: Action | None, original: Action, system: str) -> Action:
 
 def _fails(task: Task, system: str, history: Sequence[Step], step: int, action: Action) -> bool:
     result = warm_start(
-        TableQAEnv(task), make_system(system, "table_qa"), history, step, action, 40
+        TableQAEnv(task), make_system(system, "table_qa"), history, step, action, MAX_STEPS
     )
     assert result.fidelity.exact
     return not result.episode.verdict.success
@@ -211,9 +222,11 @@ def _fails(task: Task, system: str, history: Sequence[Step], step: int, action: 
 @pytest.mark.parametrize("mode", ["planning.wrong_subgoal", "perception.misread_value"])
 def test_react_operators(mode: str) -> None:
     task = TASKS[0]
-    episode = run_episode(TableQAEnv(task), make_system("react", "table_qa"), 40)
+    episode = run_episode(TableQAEnv(task), make_system("react", "table_qa"), MAX_STEPS)
     tool = "sql" if mode == "planning.wrong_subgoal" else "final_answer"
-    step = next(s for s in episode.history if s.tool == tool)
+    step = next(
+        s for s in episode.history if s.tool == tool and (tool != "sql" or parse_sql_step(s))
+    )
     op = OPERATORS[mode]
     replaced = _sound(
         op(step.as_action(), random.Random(0), episode.history[: step.step]),
@@ -250,7 +263,7 @@ def test_solver_verifier_hand_off_and_approval() -> None:
         and gold_answer(make_table(t.seed), "average", *parse_question(t.question)[1:]) != t.answer
     )
     system = make_system("solver_verifier", "table_qa")
-    episode = run_episode(TableQAEnv(task), system, 40)
+    episode = run_episode(TableQAEnv(task), system, MAX_STEPS)
     proposal = next(s for s in episode.history if "Proposed answer" in s.content)
     handoff = OPERATORS["coordination.distorted_handoff"]
     replaced = _sound(
@@ -258,21 +271,28 @@ def test_solver_verifier_hand_off_and_approval() -> None:
         proposal.as_action(),
         "solver_verifier",
     )
-    assert replaced.content.startswith("The query returned the value. Proposed answer: ")
+    before, after = parse_proposal(proposal.content), parse_proposal(replaced.content)
+    assert after is not None and after[1:] == before[1:] and after[0] != before[0]
     assert _fails(task, "solver_verifier", episode.history, proposal.step, replaced)
     # a run where the verifier sent the solver back: approving instead fails the task
+    at = next(s.step for s in episode.history if parse_sql_step(s))
     swapped = OPERATORS["reasoning.wrong_operator"](
-        episode.history[1].as_action(), random.Random(1)
+        episode.history[at].as_action(), random.Random(1)
     )
-    recovered = warm_start(TableQAEnv(task), system, episode.history, 1, swapped, 40).episode
-    rejection = next(s for s in recovered.history if s.content.startswith("Check failed"))
+    recovered = warm_start(TableQAEnv(task), system, episode.history, at, swapped, MAX_STEPS)
+    rejection = next(
+        s
+        for s in recovered.episode.history
+        if s.content.startswith("Check failed") and s.content not in _COUNT_ASKS
+    )
+    recovered = recovered.episode
     approve = OPERATORS["verification.false_approval"]
     approval = _sound(
         approve(rejection.as_action(), random.Random(0), recovered.history[: rejection.step]),
         rejection.as_action(),
         "solver_verifier",
     )
-    assert approval.tool == "final_answer" and approval.content.startswith("The query's aggregate")
+    assert approval.tool == "final_answer" and approval.tool_args["answer"] in approval.content
     assert _fails(task, "solver_verifier", recovered.history, rejection.step, approval)
     for foreign in FOREIGN:
         for mode in ("coordination.distorted_handoff", "verification.false_approval"):

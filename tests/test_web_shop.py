@@ -5,7 +5,15 @@ import re
 
 import pytest
 
-from whowhen.benchmarks.web_shop.actions import CLICK_RE, SELECT_RE
+from whowhen.benchmarks.web_shop.actions import (
+    BUY,
+    CLICK,
+    ITEM_BAD,
+    REJECT,
+    RETRY,
+    SEARCH,
+    SELECT,
+)
 from whowhen.benchmarks.web_shop.env import TOOL_SPECS, WebShopEnv
 from whowhen.benchmarks.web_shop.operators import OPERATORS
 from whowhen.benchmarks.web_shop.tasks import make_tasks, parse_instruction
@@ -13,6 +21,7 @@ from whowhen.injection.operators import OPERATORS as ALL_OPERATORS
 from whowhen.registry import get_benchmark, make_system
 from whowhen.runtime import Action, Episode, run_episode, warm_start
 
+from .conftest import MAX_STEPS
 from .helpers import slip_failures
 
 BUY_ID = re.compile(r"item (P\d+) ")
@@ -20,13 +29,13 @@ TASKS = make_tasks({"n_tasks": 30}, seed=4)
 TOOLS = {spec["name"] for spec in TOOL_SPECS}
 
 
-def run(system: str, task, max_steps: int = 60) -> Episode:
+def run(system: str, task, max_steps: int = MAX_STEPS) -> Episode:
     return run_episode(WebShopEnv(task), make_system(system, "web_shop"), max_steps)
 
 
 def inject(system: str, task, episode: Episode, t: int, action: Action) -> Episode:
     result = warm_start(
-        WebShopEnv(task), make_system(system, "web_shop"), episode.history, t, action, 80
+        WebShopEnv(task), make_system(system, "web_shop"), episode.history, t, action, MAX_STEPS
     )
     assert result.fidelity.exact
     return result.episode
@@ -45,7 +54,7 @@ def test_tasks_are_seeded_and_have_exactly_one_right_item() -> None:
     assert make_tasks({"n_tasks": 30}, seed=5) != TASKS
     assert len({t.task_id for t in TASKS}) == len(TASKS)
     for task in TASKS:
-        assert 20 <= len(task.catalogue) <= 40
+        assert 20 <= len(task.catalogue) <= 45
         assert len({p.item_id for p in task.catalogue}) == len(task.catalogue)
         colour, noun, size, cap = parse_instruction(task.question)
         want = {"colour": colour, **({"size": size} if size else {})}
@@ -63,7 +72,9 @@ def test_tasks_are_seeded_and_have_exactly_one_right_item() -> None:
 def buy(env: WebShopEnv, item: str, options: dict[str, str], times: int = 1) -> None:
     task = env.task
     noun = parse_instruction(task.question)[1]
-    env.step(Action("a", "", "search", {"query": noun}))
+    page = env.step(Action("a", "", "search", {"query": noun}))[1]
+    while f"[{item}]" not in page and "[next]" in page:
+        page = env.step(Action("a", "", "click", {"target": "next"}))[1]
     env.step(Action("a", "", "click", {"target": item}))
     for name, value in options.items():
         env.step(Action("a", "", "select_option", {"name": name, "value": value}))
@@ -108,7 +119,9 @@ def test_tool_errors_are_text_and_final_answer_is_refused() -> None:
     assert not env.done
     noun = parse_instruction(task.question)[1]
     page = env.step(Action("a", "", "search", {"query": noun + "s"}))[1]
-    assert f"[{task.target_id}]" in page
+    while f"[{task.target_id}]" not in page:  # results come in pages of a few items
+        assert "[next]" in page
+        page = env.step(Action("a", "", "click", {"target": "next"}))[1]
     env.step(Action("a", "", "click", {"target": task.target_id}))
     bad = env.step(Action("a", "", "select_option", {"name": "colour", "value": "plaid"}))[1]
     assert bad.startswith("Error:") and "choose from" in bad
@@ -151,10 +164,10 @@ def test_operators_give_different_valid_actions(system: str) -> None:
                 assert new.tool in TOOLS or new.tool is None
                 assert "slip" not in new.content.lower() and "wrong" not in new.content.lower()
                 if new.tool == "select_option":  # a listed value, so the shop accepts it
-                    values = SELECT_RE.match(new.content).group(3).split(", ")
+                    values = SELECT.fields(new.content)["values"].split(", ")
                     assert new.tool_args["value"] in values
                 if new.tool == "click":  # an item that the results page lists
-                    assert CLICK_RE.match(new.content) is not None
+                    assert CLICK.read(new.content) is not None
                     assert f"[{new.tool_args['target']}]" in episode.history[step.step - 1].content
     assert seen >= {
         "action.wrong_tool_argument",
@@ -192,12 +205,24 @@ def test_operators_ignore_other_benchmarks_actions() -> None:
 def test_injected_error_propagates_to_failure(
     system: str, mode: str, tool: str, actor: str
 ) -> None:
+    skipped = 0
     for task in TASKS[:8]:
         episode = run(system, task)
-        t = first(episode, tool, actor)
+        t = next(  # the first such step (for a click: one that opens a listed item)
+            s.step
+            for s in episode.history
+            if s.tool == tool and s.actor == actor and (tool != "click" or CLICK.read(s.content))
+        )
         wrong = ALL_OPERATORS[mode](episode.history[t].as_action(), random.Random(t))
-        assert wrong is not None and wrong != episode.history[t].as_action()
-        assert not inject(system, task, episode, t, wrong).verdict.success
+        if wrong is None:  # e.g. no look-alike over the budget on this results page
+            skipped += 1
+            continue
+        assert wrong != episode.history[t].as_action()
+        result = inject(system, task, episode, t, wrong)
+        # fails, unless the verifier's check of the open item caught it
+        caught = any(s.actor == "verifier" and ITEM_BAD.read(s.content) for s in result.history)
+        assert not result.verdict.success or caught
+    assert skipped <= 2
 
 
 def test_verifier_catches_a_wrong_option_unless_it_falsely_approves() -> None:
@@ -212,7 +237,7 @@ def test_verifier_catches_a_wrong_option_unless_it_falsely_approves() -> None:
     reject = next(
         s.step
         for s in recovered.history
-        if s.actor == "verifier" and s.kind == "message" and "Check failed" in s.content
+        if s.actor == "verifier" and s.kind == "message" and REJECT.read(s.content)
     )
     approve = OPERATORS["verification.false_approval"](
         recovered.history[reject].as_action(), random.Random(0)
@@ -248,7 +273,11 @@ def test_wrong_subgoal_searches_for_the_accessory_and_propagates() -> None:
     op = OPERATORS["planning.wrong_subgoal"]
     for task in TASKS[:6]:
         episode = run("react", task)
-        t = first(episode, "search")
+        t = next(
+            s.step
+            for s in episode.history
+            if s.tool == "search" and (SEARCH.read(s.content) or RETRY.read(s.content))
+        )
         original = episode.history[t].as_action()
         wrong = op(original, random.Random(0))
         _check(wrong, original, "react")
@@ -263,8 +292,8 @@ def test_wrong_subgoal_searches_for_the_accessory_and_propagates() -> None:
         )
 
 
-def test_distorted_handoffs_keep_their_templates_and_can_propagate() -> None:
-    from whowhen.benchmarks.web_shop.actions import BUY_RE, FOUND_RE, SEARCH_RE
+def test_distorted_handoffs_keep_their_forms_and_can_propagate() -> None:
+    from whowhen.benchmarks.web_shop.actions import FOUND, SEARCH_REQUEST
     from whowhen.benchmarks.web_shop.pages import listed_ids
 
     op = OPERATORS["coordination.distorted_handoff"]
@@ -279,11 +308,11 @@ def test_distorted_handoffs_keep_their_templates_and_can_propagate() -> None:
             if wrong is None:
                 continue
             _check(wrong, original, "orchestrator")
-            pattern = next(p for p in (FOUND_RE, BUY_RE, SEARCH_RE) if p.search(original.content))
-            assert pattern.search(wrong.content)
-            kinds.add(pattern.pattern)
-            if pattern is not SEARCH_RE:  # a neighbouring id is one the results page lists
-                assert pattern.search(wrong.content).group(1) in listed_ids(before)
+            form = next(p for p in (FOUND, BUY, SEARCH_REQUEST) if p.read(original.content))
+            assert form.read(wrong.content)[0] == form.read(original.content)[0]
+            kinds.add(form.key)
+            if form is not SEARCH_REQUEST:  # a neighbouring id is one the results page lists
+                assert form.fields(wrong.content)["item"] in listed_ids(before)
             flipped += not inject("orchestrator", task, episode, step.step, wrong).verdict.success
     assert len(kinds) == 3 and flipped > 0
     assert op(Action("orchestrator", "To verifier: check the cart."), random.Random(0)) is None
@@ -295,7 +324,7 @@ def test_buyer_opens_the_item_it_is_named() -> None:
     offers the options, the verifier not re-checking the price)."""
     task = TASKS[0]
     episode = run("orchestrator", task)
-    t = next(s.step for s in episode.history if s.content.startswith("To buyer: item"))
+    t = next(s.step for s in episode.history if BUY.read(s.content))
     original = episode.history[t].content
     item = BUY_ID.search(original).group(1)
     before = episode.history[:t]

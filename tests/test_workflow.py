@@ -61,8 +61,10 @@ def test_outputs_exist_and_metrics_are_sane(two_runs) -> None:
         metrics["dataset"]["by_dataset"]["arithmetic"]
         + metrics["dataset"]["by_dataset"]["table_qa"]
     )
-    assert built == metrics["injection"]["flipped"] > 0
-    assert metrics["dataset"]["items"] == metrics["injection"]["flipped"] + 2
+    # the dataset keeps the flipped runs its selection allows (one per parent in dev and
+    # test, gold positions spread), plus the two imported trajectories
+    assert 0 < built <= metrics["injection"]["flipped"]
+    assert metrics["dataset"]["items"] == built + 2
     assert set(metrics["dataset"]["by_system"]) == {
         "react",
         "solver_verifier",

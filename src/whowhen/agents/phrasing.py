@@ -6,11 +6,18 @@ injection operator must all see the reference policy's own choice at a step. The
 depends only on the task text (step 0), the step's index and a key naming the choice, so
 the same history always gives the same phrasing, and an operator that rewrites a step
 with the policy's builders gets a phrasing of the same family as the policy's.
+
+A `Form` is one kind of step with several wordings and the regex that reads any of them
+back: a step kind with one template is found by its template alone, so policies say each
+kind of step in a drawn wording, and an operator re-says a step in the wording the
+original used (`at`), with other fields.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
+import string
 from collections.abc import Sequence
 from typing import Any
 
@@ -51,3 +58,50 @@ def task_chance(history: Sequence[Step], key: str, p: float) -> bool:
     """True with probability `p`, drawn once per task (the same at every step): a choice
     an agent keeps for the whole run, e.g. whether it double-checks its results."""
     return draw(history, key, at=-1) < p
+
+
+ANY = r".+?"
+
+
+class Form:
+    """A step kind: `key` (the phrasing draw's name), its wordings, and field patterns."""
+
+    def __init__(self, key: str, variants: Sequence[str], **patterns: str) -> None:
+        self.key, self.variants = key, tuple(variants)
+        self.regexes = tuple(_compile(v, patterns) for v in self.variants)
+
+    def index(self, history: Sequence[Step]) -> int:
+        """Which wording the step being decided uses."""
+        return choose(history, self.key, range(len(self.variants)))
+
+    def say(self, history: Sequence[Step], **fields: Any) -> str:
+        return self.at(self.index(history), **fields)
+
+    def at(self, i: int, **fields: Any) -> str:
+        return self.variants[i].format(**fields)
+
+    def read(self, text: str) -> tuple[int, dict[str, str]] | None:
+        """(wording index, fields) of a text in this form, or None."""
+        for i, regex in enumerate(self.regexes):
+            m = regex.match(text)
+            if m:
+                return i, m.groupdict()
+        return None
+
+    def fields(self, text: str) -> dict[str, str] | None:
+        found = self.read(text)
+        return found[1] if found else None
+
+
+def _compile(variant: str, patterns: dict[str, str]) -> re.Pattern[str]:
+    out, seen = [], set()
+    for literal, name, _, _ in string.Formatter().parse(variant):
+        out.append(re.escape(literal))
+        if name is None:
+            continue
+        if name in seen:
+            out.append(f"(?P={name})")
+        else:
+            seen.add(name)
+            out.append(f"(?P<{name}>{patterns.get(name, ANY)})")
+    return re.compile("^" + "".join(out) + "$", re.S)

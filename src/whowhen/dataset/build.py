@@ -70,15 +70,16 @@ def assign_splits(
 def balance_agents(labels: pl.DataFrame, runs: pl.DataFrame, cap: float = 0.5) -> pl.DataFrame:
     """Drop labelled items of a multi-agent system's most blamed agent until no agent is
     the gold agent of more than `cap` of the system's items, so "always name the agent
-    who is usually wrong" cannot score above `cap`. Which items go is decided by their
-    run id (deterministic), per (benchmark, system)."""
+    who is usually wrong" cannot score above `cap` (a pair whose items all blame one agent
+    keeps none). Which items go is decided by their run id (deterministic), per
+    (benchmark, system)."""
     pairs = labels.join(runs.select("run_id", "benchmark", "system", "topology"), on="run_id")
     keep: list[str] = []
     for (_, _, topology), group in pairs.group_by(
         "benchmark", "system", "topology", maintain_order=True
     ):
         counts = group["decisive_agent"].value_counts(sort=True)
-        if topology != "multi" or counts.height < 2:
+        if topology != "multi":
             keep += group["run_id"].to_list()
             continue
         top, n_top = counts.row(0)

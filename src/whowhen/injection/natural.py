@@ -126,17 +126,38 @@ def off_by_one(
 _NAME = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*\b")
 
 
+NAVIGATE = ("read", "search", "click", "sample_frames", "detect_objects")
+_COMMON = frozenset(
+    (
+        "The", "This", "That", "These", "There", "It", "A", "An", "I", "We", "You", "He",
+        "She", "They", "No", "Yes", "Not", "Results", "Result", "Page", "Error", "Found",
+        "None", "Total", "Answer", "Question", "Task", "Step", "Next", "Item", "Items",
+    )
+)  # fmt: skip
+
+
+def _names(text: str) -> list[str]:
+    """Capitalised names in `text`, without labels (a word before a colon, as in
+    `Results:`) or common sentence openers."""
+    return [
+        m.group(0)
+        for m in _NAME.finditer(text)
+        if text[m.end() : m.end() + 1] != ":" and m.group(0) not in _COMMON
+    ]
+
+
 def stale_name(
     action: Action, rng: random.Random, history: Sequence[Step]
 ) -> tuple[str, Action] | None:
     """A name (capitalised words) the action takes from the latest observation is replaced,
     in its text and arguments, by another name of as many words from the recent ones."""
     observations = [s for s in history if s.kind == "observation"]
-    if not observations:
-        return None
-    latest = observations[-1].content
+    args = action.tool_args or {}
+    if not observations or any("\n" in str(v) for v in args.values()):
+        return None  # code and multi-line text: not a name carried over
+    latest = set(_names(observations[-1].content))
     where = json.dumps(action.tool_args) if action.tool_args else action.content
-    used = [n for n in dict.fromkeys(_NAME.findall(where)) if n in latest and len(n) > 3]
+    used = [n for n in dict.fromkeys(_names(where)) if n in latest and len(n) > 3]
     if not used:
         return None
     old = rng.choice(used)
@@ -144,22 +165,27 @@ def stale_name(
     pool = [
         n
         for s in observations[-3:]
-        for n in dict.fromkeys(_NAME.findall(s.content))
+        for n in dict.fromkeys(_names(s.content))
         if n != old and len(n.split()) == width and n not in action.content and len(n) > 3
     ]
     if not pool:
         return None
     new = rng.choice(pool)
     pattern = re.compile(rf"\b{re.escape(old)}\b")
-    args = action.tool_args
-    if args is not None:
-        args = json.loads(pattern.sub(lambda _: new, json.dumps(args)))
-    slipped = Action(action.actor, pattern.sub(lambda _: new, action.content), action.tool, args)
-    mode = (
-        "coordination.distorted_handoff"
-        if action.tool is None
-        else ("perception.misidentified_object")
+    if action.tool_args is not None:
+        args = json.loads(pattern.sub(lambda _: new, json.dumps(action.tool_args)))
+    slipped = Action(
+        action.actor,
+        pattern.sub(lambda _: new, action.content),
+        action.tool,
+        action.tool_args and args,
     )
+    if action.tool is None:
+        mode = "coordination.distorted_handoff"
+    elif action.tool in NAVIGATE:
+        mode = "planning.wrong_subgoal"  # looking into an entity the task does not need
+    else:
+        mode = "perception.misidentified_object"
     return mode, slipped
 
 

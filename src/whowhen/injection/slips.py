@@ -33,6 +33,7 @@ def typo(number: str, rng: random.Random) -> str:
     return format_number(value)
 
 
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w]|\.\d)")
 _VERIFIED = re.compile(r"^I checked all (\d+) calculations against the problem")
 
 
@@ -41,9 +42,10 @@ def wrong_final_answer(action: Action, rng: random.Random) -> Action | None:
     stated so in the step's text too (the agent believes the wrong number: the error shows
     only against the history, never as a step that contradicts itself).
 
-    Only the shared `final_action` wordings are rewritten: a benchmark whose answer text
-    also shows how the answer was reached (a tally, a list of values) has operators of its
-    own, which keep that account consistent."""
+    Only the shared `final_action` wordings and texts whose one number is the answer are
+    rewritten: a benchmark whose answer text also shows how the answer was reached (a
+    tally, a list of values) has operators of its own, which keep that account
+    consistent."""
     if action.tool != "final_answer":
         return None
     answer = str((action.tool_args or {}).get("answer", ""))
@@ -53,9 +55,13 @@ def wrong_final_answer(action: Action, rng: random.Random) -> Action | None:
         return None
     checked = _VERIFIED.match(action.content)
     verified = int(checked.group(1)) if checked else None
-    if action.content != final_action(action.actor, answer, verified).content:
-        return None
-    return final_action(action.actor, typo(answer, rng), verified)
+    wrong = typo(answer, rng)
+    if action.content == final_action(action.actor, answer, verified).content:
+        return final_action(action.actor, wrong, verified)
+    if _NUMBER.findall(action.content) in ([], [answer]):  # the answer, said once, or not
+        text = _NUMBER.sub(lambda _: wrong, action.content)
+        return Action(action.actor, text, "final_answer", {"answer": wrong})
+    return None
 
 
 GENERIC = {"action.wrong_tool_argument": wrong_final_answer}

@@ -13,9 +13,11 @@ visible history before them, as a reviewer would:
   reasoning.wrong_operator; a number that a perception tool showed differently ->
   perception.misread_value; another operand -> reasoning.wrong_operand;
 - code (a `def` changed) -> reasoning.logic_bug;
-- answers: a count off by one over detections -> reasoning.miscount; a value or name that
-  belongs to another object in the observations -> perception.misidentified_object;
-  a perception reading carried wrongly -> perception.misread_value;
+- answers: a count off by one over detections -> reasoning.miscount; the value printed
+  next to the right one in the latest observation -> perception.misread_value; a value or
+  name that belongs to another object in the observations ->
+  perception.misidentified_object; a perception reading carried wrongly ->
+  perception.misread_value;
 - navigation with a changed intent (read, search, sample_frames) -> planning.wrong_subgoal;
   a click on another item for a stated reason -> perception.misidentified_object;
 - messages: a repeat of the sender's earlier message -> coordination.ignored_message;
@@ -26,6 +28,7 @@ Returns None when no rule fits: those failures are clustered into candidate new 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Sequence
@@ -149,6 +152,8 @@ def _answer(wrong: Action, right: Action, history: Sequence[Step]) -> str | None
         if "detect_objects" in {s.actor for s in history} and abs(float(wn) - float(rn)) == 1:
             return "reasoning.miscount"
         shown = _numbers(observed)
+        if _adjacent(wn, rn, history):
+            return "perception.misread_value"  # the value printed next to the right one
         if wn in shown and (perceived or wn in _numbers(wrong.content)):
             return "perception.misidentified_object"  # a value that belongs to something else
         if rn in shown or perceived:
@@ -157,6 +162,17 @@ def _answer(wrong: Action, right: Action, history: Sequence[Step]) -> str | None
     if w and w.lower() in observed.lower():
         return "perception.misidentified_object"
     return "perception.misread_value" if perceived else None
+
+
+def _adjacent(wrong: str, right: str, history: Sequence[Step]) -> bool:
+    """`wrong` is printed right next to `right` in the latest observation (a neighbouring
+    cell, bar or line read instead of the right one)."""
+    last = next((s.content for s in reversed(history) if s.kind == "observation"), "")
+    shown = _numbers(last)
+    return any(
+        (a == right and b == wrong) or (a == wrong and b == right)
+        for a, b in itertools.pairwise(shown)
+    )
 
 
 _IMPERATIVE = re.compile(

@@ -3,7 +3,8 @@
 Each applies only where the scripted policy's next move is known: a calculation (or
 `print(a op b)` program) in the policy's own form, the solver's proposal, the verifier's
 rejection. Every replacement is built with the policy's own builders (`calc_action`,
-`code_action`, `PROPOSAL`, `final_action`) from a wrong belief, so the step says what it
+`code_action`, `proposal_action`, `answer_action`, `approval_action`) with the wording of
+the step they replace (or the draw at its index) from a wrong belief, so the step says what it
 does: the total, operand and operation in its text are the ones it computes, the answer
 it states is the one it sends. It is wrong only against the problem and the history
 (tests/test_coherence_arithmetic.py holds every operator to that). No (mode, system) was
@@ -13,25 +14,28 @@ dropped: each mode here has a form in which the wrong belief is stated and acted
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Callable, Sequence
 
-from whowhen.agents.scripted import proposed_answer
 from whowhen.benchmarks.arithmetic.policies import (
-    PROPOSAL,
+    REJECTION_RE,
+    answer_action,
+    approval_action,
     calc_action,
     code_action,
     parse_calc,
     parse_code,
+    parse_proposal,
+    progress,
+    proposal_action,
+    restart_point,
+    step_style,
 )
 from whowhen.benchmarks.arithmetic.tasks import parse_problem
 from whowhen.benchmarks.base import Operator, covers
 from whowhen.injection.slips import typo
 from whowhen.runtime import Action, Step
-from whowhen.tools import final_action
 
-_PROPOSAL_RE = re.compile(r"^I have applied all (\d+) operations\. Proposed answer: (\S+?)\.$")
-_REJECTION_RE = re.compile(r"^Check failed(?: at calculation \d+)?: the problem ")
+_REJECTION_RE = REJECTION_RE
 
 
 def _problem(history: Sequence[Step]) -> tuple[int, list[tuple[str, int]]] | None:
@@ -42,11 +46,6 @@ def _problem(history: Sequence[Step]) -> tuple[int, list[tuple[str, int]]] | Non
         return parse_problem(history[0].content.split("Problem: ", 1)[-1])
     except ValueError:
         return None
-
-
-def _since(history: Sequence[Step]) -> int:
-    """Index of the verifier's last message (0 before it spoke): a solver starts over there."""
-    return max((s.step for s in history if s.actor == "verifier" and s.tool is None), default=0)
 
 
 def _policy_step(
@@ -68,9 +67,9 @@ def _policy_step(
     if problem is None or parsed is None:
         return None
     op, a, n, _ = parsed
-    if build(action.actor, op, a, n) != action:  # not in the policy's form, or already off
-        return None
-    done = sum(s.actor == action.actor and s.tool == action.tool for s in history)
+    if build(action.actor, op, a, n, style=step_style(action)) != action:
+        return None  # not in the policy's form, or already off
+    done = len(progress(history, action.actor, tool=action.tool).steps)
     ops = problem[1]
     if done >= len(ops) or ops[done] != (op, int(float(n))):
         return None
@@ -84,7 +83,7 @@ def premature_finish(action: Action, rng: random.Random, history: Sequence[Step]
     step = _policy_step(action, history)
     if step is None or step[1] == 0:
         return None
-    return final_action(action.actor, step[0])
+    return answer_action(action.actor, step[0], history)
 
 
 @covers("react")
@@ -98,16 +97,17 @@ def wrong_subgoal(action: Action, rng: random.Random, history: Sequence[Step]) -
     if k + 1 >= len(ops) or ops[k + 1] == ops[k]:
         return None
     op, n = ops[k + 1]
-    return build(action.actor, op, total, str(n))
+    return build(action.actor, op, total, str(n), style=step_style(action))
 
 
 @covers("solver_verifier")
 def distorted_handoff(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """coordination.distorted_handoff: the solver's proposal miscopies the last result."""
-    m = _PROPOSAL_RE.match(action.content) if action.tool is None else None
+    m = parse_proposal(action.content) if action.tool is None else None
     if m is None or action.actor != "solver":
         return None
-    return Action("solver", PROPOSAL.format(n=m.group(1), total=typo(m.group(2), rng)))
+    n, total, style = m
+    return proposal_action("solver", n, typo(total, rng), style)
 
 
 @covers("solver_verifier")
@@ -119,10 +119,10 @@ def false_approval(action: Action, rng: random.Random, history: Sequence[Step]) 
         return None
     if not _REJECTION_RE.match(action.content):
         return None
-    answer = proposed_answer(history)
-    if not answer:
+    proposed = parse_proposal(history[-1].content) if history else None
+    if not proposed:
         return None
-    return final_action("verifier", answer, verified_steps=len(problem[1]))
+    return approval_action(proposed[1], len(problem[1]), history)
 
 
 @covers("solver_verifier")
@@ -131,16 +131,15 @@ def ignored_message(action: Action, rng: random.Random, history: Sequence[Step])
     proposal it made before the rejection, as if the rejection had not come."""
     if action.actor != "solver" or action.tool is not None:
         return None
-    if not _PROPOSAL_RE.match(action.content):
+    if not parse_proposal(action.content):
         return None
-    since = _since(history)
-    rejection = history[since] if since else None
-    if rejection is None or not _REJECTION_RE.match(rejection.content):
+    since = restart_point(history)
+    if not since:
         return None
     earlier = [
         s
         for s in history[:since]
-        if s.actor == "solver" and s.tool is None and _PROPOSAL_RE.match(s.content)
+        if s.actor == "solver" and s.tool is None and parse_proposal(s.content)
     ]
     if not earlier or earlier[-1].content == action.content:
         return None
@@ -163,7 +162,7 @@ def wrong_operand(action: Action, rng: random.Random) -> Action | None:
     if op == "div":
         total = float(a)
         candidates = [d for d in range(2, 10) if d != value and total % d == 0] or candidates
-    return calc_action(action.actor, op, a, str(rng.choice(candidates)))
+    return calc_action(action.actor, op, a, str(rng.choice(candidates)), style=step_style(action))
 
 
 @covers("react")
@@ -173,7 +172,7 @@ def wrong_operator(action: Action, rng: random.Random) -> Action | None:
     if parsed is None:
         return None
     op, a, n, _ = parsed
-    return calc_action(action.actor, _CONFUSED_OP[op], a, n)
+    return calc_action(action.actor, _CONFUSED_OP[op], a, n, style=step_style(action))
 
 
 @covers("react", "solver_verifier")
@@ -189,7 +188,7 @@ def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
     op, a, n, expr_a = parsed
     if expr_a != a:  # already contradicts itself: not a step in the policy's form
         return None
-    return calc_action(action.actor, op, typo(a, rng), n)
+    return calc_action(action.actor, op, typo(a, rng), n, style=step_style(action))
 
 
 _CALCULATOR = {
@@ -209,9 +208,10 @@ def _as_code(mode: str) -> Callable[[Action, random.Random], Action | None]:
             return None
         op, a, n, code_a = parsed
         core = _CALCULATOR[mode]
-        changed = core(calc_action(action.actor, op, a, n, code_a), rng)
+        style = step_style(action)
+        changed = core(calc_action(action.actor, op, a, n, code_a, style=style), rng)
         back = parse_calc(changed) if changed is not None else None
-        return code_action(action.actor, *back) if back is not None else None
+        return code_action(action.actor, *back, style=style) if back is not None else None
 
     return covers("code_act")(apply)
 

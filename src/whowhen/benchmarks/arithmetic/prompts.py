@@ -12,8 +12,9 @@ PROMPTS: dict[str, dict[str, str]] = {
         "with run_python (one operation each, printing the running total), then final_answer.",
     },
     "solver_verifier": {
-        "solver": "You compute the answer with calculator, one operation at a time, and propose "
-        "it to the verifier in a message ('Proposed answer: N.').",
+        "solver": "You compute the answer with calculator, one operation at a time, report "
+        "partial results to the verifier now and then, and propose the answer in a message "
+        "('Proposed answer: N.').",
         "verifier": "You check every calculation's operation against the problem; if all are "
         "right call final_answer with the proposed answer, else send the solver back.",
     },

@@ -20,7 +20,10 @@ from whowhen.schema import stable_id
 BENCHMARK = "arithmetic"
 MODALITY = "text"
 CATEGORY = "stem"
-CONFIG_SCHEMA = section_schema(min_ops=integer(1, 20, 3), max_ops=integer(1, 20, 5))
+MIN_OPS, MAX_OPS = 5, 20
+"""Default chain lengths: runs of realistic length (issue 19: median 12+ agent steps, a tail
+past 40), from short problems to long ones."""
+CONFIG_SCHEMA = section_schema(min_ops=integer(1, 30, MIN_OPS), max_ops=integer(1, 30, MAX_OPS))
 """JSON Schema of this benchmark's section under `benchmarks:` in the config."""
 
 
@@ -115,7 +118,7 @@ _PATTERNS = [
     )
     for op, (tpl, _, _) in OPS.items()
 ]
-_START_RE = re.compile(r"^\w+ has (\d+) \w+\.")
+_START_RE = re.compile(r"^(\w+) has (\d+) (\w+)\.")
 
 
 def parse_problem(text: str) -> tuple[int, list[tuple[str, int]]]:
@@ -126,9 +129,17 @@ def parse_problem(text: str) -> tuple[int, list[tuple[str, int]]]:
     found = []
     for pattern, op in _PATTERNS:
         found += [(hit.start(), op, int(hit.group(1))) for hit in pattern.finditer(text)]
-    return int(m.group(1)), [(op, n) for _, op, n in sorted(found)]
+    return int(m.group(2)), [(op, n) for _, op, n in sorted(found)]
+
+
+def parse_story(text: str) -> tuple[str, str]:
+    """(name, item) of a problem text: who the story is about and what is counted."""
+    m = _START_RE.match(text)
+    return (m.group(1), m.group(3)) if m else ("they", "items")
 
 
 def make_tasks(cfg: dict, seed: int) -> list[Task]:
     """The registry's entry point: tasks from the benchmark's config section."""
-    return generate_tasks(cfg["n_tasks"], seed, cfg.get("min_ops", 3), cfg.get("max_ops", 5))
+    return generate_tasks(
+        cfg["n_tasks"], seed, cfg.get("min_ops", MIN_OPS), cfg.get("max_ops", MAX_OPS)
+    )

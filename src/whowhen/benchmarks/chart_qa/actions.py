@@ -4,9 +4,11 @@ read them back."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
+from whowhen.agents import phrasing
 from whowhen.benchmarks.chart_qa.tasks import format_values, trend_of
-from whowhen.runtime import Action
+from whowhen.runtime import Action, Step
 
 Values = list[tuple[str, int]]
 CHART_LEAD = "The chart reads"  # values the agent itself read off the chart
@@ -73,6 +75,7 @@ def calc_action(
     a: str,
     b: str,
     expr: str | None = None,
+    pre: str = "",
 ) -> Action:
     """A difference step: the values, the stated computation and the expression sent
     (`expr` differs from the stated one only for an action error).
@@ -83,36 +86,88 @@ def calc_action(
     va, vb = by_name[a], by_name[b]
     return Action(
         actor,
-        f"{lead} {format_values(values)}. {a} minus {b} is {va} - {vb}.",
+        f"{pre}{lead} {format_values(values)}. {a} minus {b} is {va} - {vb}.",
         "calculator",
         {"expression": expr or f"({va} - {vb})"},
     )
 
 
-def answer_action(actor: str, lead: str, values: Values, kind: str) -> Action:
+def answer_action(actor: str, lead: str, values: Values, kind: str, pre: str = "") -> Action:
     sentence, answer = conclude(kind, values)
     return Action(
         actor,
-        f"{lead} {format_values(values)}. {sentence} The answer is {answer}.",
+        f"{pre}{lead} {format_values(values)}. {sentence} The answer is {answer}.",
         "final_answer",
         {"answer": answer},
     )
 
 
-def diff_answer_action(actor: str, a: str, b: str, result: str) -> Action:
+def diff_answer_action(actor: str, a: str, b: str, result: str, pre: str = "") -> Action:
     return Action(
         actor,
-        f"{a} is higher than {b} by {result}. The answer is {result}.",
+        f"{pre}{a} is higher than {b} by {result}. The answer is {result}.",
         "final_answer",
         {"answer": result},
     )
 
 
-def approval_action(answer: str) -> Action:
+APPROVALS = (
+    "The analyst's answer agrees with the reader's values. Final answer: {answer}.",
+    "I recomputed it from the reader's values and get the same. Final answer: {answer}.",
+    "Checked against the reader's report: the proposal holds. Final answer: {answer}.",
+)
+
+
+def approval_action(answer: str, history: Sequence[Step] = ()) -> Action:
     """The verifier's approval: the analyst's proposed answer becomes the final answer."""
-    return Action(
-        "verifier",
-        f"The analyst's answer agrees with the reader's values. Final answer: {answer}.",
-        "final_answer",
-        {"answer": answer},
-    )
+    text = phrasing.phrase(history, "cq.approve", APPROVALS, answer=answer)
+    return Action("verifier", text, "final_answer", {"answer": answer})
+
+
+def preamble(text: str) -> str:
+    """What a step says before its value list (the drawn framing sentence), kept by the
+    operators so a rewritten step keeps the policy's wording."""
+    body = re.sub(r"^To \w+: ", "", text)
+    m = _LISTED.search(body)
+    return body[: m.start()] if m else ""
+
+
+# --- the reading passes' wording ---------------------------------------------------------
+
+AXIS = (
+    "Before measuring bars I'll check the axis scale.",
+    "First the axis: the bar heights only mean something against its scale.",
+    "Let me start with the y axis and its ticks, then the bars.",
+)
+OVERVIEW = (
+    "The scale is 0 to {ymax} as the task says. Now one pass over the whole chart.",
+    "Axis confirmed (0 to {ymax}). Next, a first reading of all the bars together.",
+    "With the scale at 0 to {ymax}, I'll read the whole chart once for an overview.",
+)
+FIRST_BAR = (
+    "The overview gives {n} bars. A single pass can misplace a bar, so I'll measure the "
+    "ones that matter one at a time, starting with {name}.",
+    "{n} bars in the overview. To be careful I will measure the bars I need individually; "
+    "first {name}.",
+    "Overview done ({n} bars). Now bar by bar, beginning with {name}.",
+)
+BAR_NOTE = ("{name} reads {value}.", "{name} measures {value}.", "{name} comes out at {value}.")
+NEXT_BAR = ("Next, {name}.", "Now {name}.", "On to {name}.")
+LEFT = ("{left} bars to go.", "That leaves {left} to measure.", "")
+CLOSE = (
+    "{name} ({value}) and {other} ({other_value}) are within {gap}, too close to trust one "
+    "reading, so I'll measure {name} again.",
+    "{name} at {value} is close to {other} at {other_value}; a second measurement of {name} "
+    "will settle it.",
+    "Only {gap} separate {name} ({value}) and {other} ({other_value}). Re-measuring {name}.",
+)
+SAME = (
+    "The second measurement of {name} agrees.",
+    "{name} again reads the same.",
+    "Re-measured: {name} is unchanged.",
+)
+DONE = (
+    "Every bar I need is measured.",
+    "That was the last bar to measure.",
+    "The readings are complete.",
+)

@@ -33,6 +33,7 @@ from whowhen.benchmarks.chart_qa.actions import (
     kind_of,
     parse_calc,
     parse_values,
+    preamble,
 )
 from whowhen.benchmarks.chart_qa.tasks import TaskInfo, format_values, parse_task
 from whowhen.runtime import Action, Step
@@ -90,26 +91,29 @@ def misread_value(action: Action, rng: random.Random) -> Action | None:
     if parsed is None or parsed[0] == HANDOFF_LEAD:
         return None
     lead, values = parsed
+    pre = preamble(action.content)
     if action.tool == "calculator":
         calc = parse_calc(action.content)
         if calc is None:
             return None
         a, b = calc[:2]
         new = _replace(values, (i := _pick(values, (a, b), rng)), _misread(values, i, rng))
-        return calc_action(action.actor, lead, new, a, b)
+        return calc_action(action.actor, lead, new, a, b, pre=pre)
     kind = kind_of(action.content)
     i = rng.randrange(len(values))
     new = _replace(values, i, _misread(values, i, rng))
     if action.tool == "final_answer" and kind is not None:
-        return answer_action(action.actor, lead, new, kind)
+        return answer_action(action.actor, lead, new, kind, pre)
     to = _to(action)
     if action.tool is not None or to is None:
         return None
     if kind is None:  # the reader's report: the list alone
-        return tell(action.actor, to, f"{lead} {format_values(new)}.")
+        return tell(action.actor, to, f"{pre}{lead} {format_values(new)}.")
     sentence, answer = conclude(kind, new)
     return tell(
-        action.actor, to, f"{lead} {format_values(new)}. {sentence} Proposed answer: {answer}."
+        action.actor,
+        to,
+        f"{pre}{lead} {format_values(new)}. {sentence} Proposed answer: {answer}.",
     )
 
 
@@ -167,7 +171,7 @@ def misidentified_object(
             return None
         a, b = calc[:2]
         new = _exchanged(values, names.index(rng.choice((a, b))), rng)
-        return calc_action(action.actor, lead, new, a, b)
+        return calc_action(action.actor, lead, new, a, b, pre=preamble(action.content))
     info = _task(history)
     stated = kind_of(action.content)
     if action.tool is not None and (action.tool != "final_answer" or stated is None):
@@ -181,12 +185,13 @@ def misidentified_object(
     else:
         return None
     new = _exchanged(values, target, rng)
+    pre = preamble(action.content)
     if action.tool == "final_answer":
-        return answer_action(action.actor, lead, new, kind)
+        return answer_action(action.actor, lead, new, kind, pre)
     to = _to(action)
     if to is None or stated is not None:
         return None
-    return tell(action.actor, to, f"{lead} {format_values(new)}.")  # the reader's report
+    return tell(action.actor, to, f"{pre}{lead} {format_values(new)}.")  # the reader's report
 
 
 @covers("react", "orchestrator")
@@ -198,7 +203,7 @@ def wrong_operator(action: Action, rng: random.Random) -> Action | None:
     if parsed is None or calc is None:
         return None
     a, b = calc[:2]
-    return calc_action(action.actor, parsed[0], parsed[1], b, a)
+    return calc_action(action.actor, parsed[0], parsed[1], b, a, pre=preamble(action.content))
 
 
 @covers("react")
@@ -213,7 +218,8 @@ def premature_finish(action: Action, rng: random.Random) -> Action | None:
     if parsed is None or calc is None or parsed[0] != CHART_LEAD:
         return None
     a, b, va, vb = calc
-    return diff_answer_action(action.actor, a, b, va if rng.random() < 0.7 else vb)
+    value = va if rng.random() < 0.7 else vb
+    return diff_answer_action(action.actor, a, b, value, preamble(action.content))
 
 
 @covers("orchestrator")
@@ -232,7 +238,7 @@ def false_approval(
         if s.kind == "message" and s.actor == "analyst" and addressee(s) == "orchestrator"
     ]
     proposed = PROPOSED.search(reports[-1].content) if reports else None
-    return approval_action(proposed.group(1)) if proposed else None
+    return approval_action(proposed.group(1), history) if proposed else None
 
 
 OPERATORS = {

@@ -23,7 +23,9 @@ from whowhen.schema import stable_id
 BENCHMARK = "chart_qa"
 MODALITY = "image"
 CATEGORY = "chart_qa"
-CONFIG_SCHEMA = section_schema(ymax=integer(20, 200, 100))
+CONFIG_SCHEMA = section_schema(
+    ymax=integer(20, 200, 100), min_bars=integer(3, 14, 8), max_bars=integer(3, 14, 12)
+)
 """JSON Schema of this benchmark's section under `benchmarks:` in the config."""
 CITIES = (
     "Porto",
@@ -103,11 +105,13 @@ def _values(rng: random.Random, n: int, ymax: int, trend: str | None) -> list[in
 
 
 @lru_cache(maxsize=64)
-def _generate(n_tasks: int, seed: int, ymax: int) -> tuple[Task, ...]:
+def _generate(
+    n_tasks: int, seed: int, ymax: int, min_bars: int = 8, max_bars: int = 12
+) -> tuple[Task, ...]:
     tasks = []
     for index in range(n_tasks):
         rng = random.Random(f"{seed}:chart:{index}")
-        n = rng.randint(4, 7)
+        n = rng.randint(min_bars, max(min_bars, max_bars))
         categories = tuple(rng.sample(CITIES, n))
         kind = KINDS[index % len(KINDS)] if index < len(KINDS) else rng.choice(KINDS)
         trend = rng.choice(TRENDS) if kind == "trend" else None
@@ -140,8 +144,12 @@ def ensure_media(task: Task) -> None:
         put_bytes(chart_png(task.values, task.categories, task.colour, task.ymax), "png")
 
 
-def generate_tasks(n_tasks: int, seed: int, ymax: int = 100) -> list[Task]:
-    tasks = list(_generate(n_tasks, seed, ymax))
+def generate_tasks(
+    n_tasks: int, seed: int, ymax: int = 100, min_bars: int = 8, max_bars: int = 12
+) -> list[Task]:
+    """The tasks (8 to 12 bars by default: a run reads the bars one by one, so more bars
+    make longer runs)."""
+    tasks = list(_generate(n_tasks, seed, ymax, min_bars, max_bars))
     for task in tasks:
         ensure_media(task)
     return tasks
@@ -179,4 +187,10 @@ def format_values(values: list[tuple[str, int]]) -> str:
 
 def make_tasks(cfg: dict, seed: int) -> list[Task]:
     """The registry's entry point: tasks from the benchmark's config section."""
-    return generate_tasks(cfg["n_tasks"], seed, int(cfg.get("ymax", 100)))
+    return generate_tasks(
+        cfg["n_tasks"],
+        seed,
+        int(cfg.get("ymax", 100)),
+        int(cfg.get("min_bars", 8)),
+        int(cfg.get("max_bars", 12)),
+    )

@@ -11,7 +11,7 @@ from whowhen.tools import FINAL_ANSWER_TOOL
 TOOL_SPECS = (
     {
         "name": "search",
-        "description": "Search the corpus; returns matching document titles.",
+        "description": "Search the corpus; returns matching titles with a snippet each.",
         "parameters": {
             "type": "object",
             "required": ["query"],
@@ -33,6 +33,33 @@ TOOL_SPECS = (
 )
 
 
+MAX_HITS = 6
+
+
+def _snippet(text: str, query: str) -> str:
+    """The first sentence of `text` that holds `query` (the first sentence if none)."""
+    sentences = [x.strip() for x in text.split(". ") if x.strip()]
+    hit = next((x for x in sentences if query.lower() in x.lower()), sentences[0])
+    return hit if hit.endswith(".") else hit + "."
+
+
+def search_page(docs: dict[str, str], query: str) -> str:
+    """A results page: how many documents match, then up to `MAX_HITS` hits (an exact
+    title first) with the sentence that matched, as a search engine shows them."""
+    low = query.lower()
+    hits = sorted(
+        (t for t, text in docs.items() if low and (low in t.lower() or low in text.lower())),
+        key=lambda t: (t.lower() != low, t),
+    )
+    if not hits:
+        return f'No documents match "{query}".'
+    lines = [f'Search for "{query}": {len(hits)} documents match.']
+    lines += [f"{i}. {t}: {_snippet(docs[t], query)}" for i, t in enumerate(hits[:MAX_HITS], 1)]
+    if len(hits) > MAX_HITS:
+        lines.append(f"({len(hits) - MAX_HITS} more not shown)")
+    return "\n".join(lines)
+
+
 class DocQAEnv(AnswerEnv):
     benchmark, modality, category = BENCHMARK, MODALITY, CATEGORY
 
@@ -47,17 +74,14 @@ class DocQAEnv(AnswerEnv):
         docs = dict(self.task.corpus)
 
         def search(args: dict) -> str:
-            query = str(args.get("query", "")).lower()
-            hits = sorted(
-                t
-                for t, text in docs.items()
-                if query and (query in t.lower() or query in text.lower())
-            )
-            return ("Results: " + "; ".join(hits[:8])) if hits else "No results."
+            query = str(args.get("query", "")).strip()
+            return search_page(docs, query)
 
         def read(args: dict) -> str:
             title = str(args.get("title", ""))
-            return docs.get(title, f"Error: no document titled {title!r}")
+            if title not in docs:
+                return f"Error: no document titled {title!r}; titles are exact (search first)."
+            return f"Document: {title}\n{docs[title]}"
 
         return {"search": search, "read": read}
 

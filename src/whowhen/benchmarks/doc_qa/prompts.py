@@ -9,11 +9,13 @@ PROMPTS: dict[str, dict[str, str]] = {
     },
     "orchestrator": {
         "orchestrator": "You plan the research: ask the researcher for one hop at a time, "
-        "then hand the final candidate and the facts found to the verifier.",
+        "optionally ask the verifier to confirm an intermediate fact, then hand the final "
+        "candidate and the facts found to the verifier.",
         "researcher": "You answer one research request with search and read, and report the "
         "fact the document states to the orchestrator.",
-        "verifier": "You re-read the last hop's document with read; if it confirms the "
-        "candidate, call final_answer, otherwise send it back with what it says.",
+        "verifier": "You re-read the document a fact comes from with read: confirm an "
+        "intermediate fact or send it back; for the final candidate, call final_answer if "
+        "the document confirms it, otherwise send it back with what it says.",
     },
 }
 """System -> agent -> the role prompt an LLM playing that agent would get."""

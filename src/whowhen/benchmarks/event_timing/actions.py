@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from whowhen.agents import phrasing
 from whowhen.benchmarks.event_timing.tasks import (
     Detections,
     Spec,
@@ -50,10 +51,27 @@ def sample_action(actor: str, why: str, a: int, b: int, s: int) -> Action:
     return Action(actor, text, "sample_frames", {"start": a, "end": b, "step": s})
 
 
-def detect_action(actor: str, frame: int) -> Action:
-    return Action(
-        actor, f"I will detect the objects in frame {frame}.", "detect_objects", {"frame": frame}
-    )
+DETECTS = (
+    "I will detect the objects in frame {frame}.",
+    "Next I need to detect the objects in frame {frame}.",
+    "Frame {frame} comes next, so I'll detect the objects in frame {frame}.",
+)
+RECHECKS = (
+    "Frame {frame} is on the boundary of the event; to be sure, I will detect the objects "
+    "in frame {frame} again.",
+    "The answer rests on frame {frame}, so let me detect the objects in frame {frame} again.",
+    "Before answering I re-check the boundary: detect the objects in frame {frame} again.",
+)
+
+
+def detect_action(
+    actor: str, frame: int, history: Sequence[Step] = (), again: bool = False
+) -> Action:
+    """A detection of one frame, in the wording drawn for this step (a re-check of a
+    boundary frame says so)."""
+    key, variants = ("et.recheck", RECHECKS) if again else ("et.detect", DETECTS)
+    text = phrasing.phrase(history, key, variants, frame=frame)
+    return Action(actor, text, "detect_objects", {"frame": frame})
 
 
 def listings_of(history: Sequence[Step], since: int, actor: str) -> list[list[int]]:

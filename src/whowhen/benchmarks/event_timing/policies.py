@@ -18,6 +18,8 @@ The wording the policies share (and parse back) is in `actions`, the operators i
 
 from __future__ import annotations
 
+import itertools
+from collections import Counter
 from collections.abc import Sequence
 
 from whowhen.agents.scripted import ScriptedOrchestrator, ScriptedReact, addressee, tell
@@ -69,7 +71,9 @@ class EventReactSystem(ScriptedReact):
                 )
                 return sample_action("assistant", why, 0, last, FINE)
             todo = [f for f in listings[0] if f not in track]
-            return detect_action("assistant", todo[0]) if todo else self._final(spec, track)
+            if todo:
+                return detect_action("assistant", todo[0], history)
+            return self._recheck(history, spec, track, _crossing_frames(spec, track))
         who = f"the {spec.colour} ball" if spec.kind == "enter" else "a ball"
         if not listings:
             why = f"To find the first frame with {who} in the zone, "
@@ -77,13 +81,15 @@ class EventReactSystem(ScriptedReact):
         inside, before = None, None
         for frame in listings[0]:
             if frame not in track:
-                return detect_action("assistant", frame)
+                return detect_action("assistant", frame, history)
             if ball_in_zone(spec, track[frame]):
                 inside = frame
                 break
             before = frame
         if inside is None or before is None or inside - before <= 1:
-            return self._final(spec, track)
+            return self._recheck(
+                history, spec, track, [f for f in (before, inside) if f is not None]
+            )
         if len(listings) < 2:
             ball = ball_in_zone(spec, track[inside])
             why = (
@@ -94,11 +100,27 @@ class EventReactSystem(ScriptedReact):
                 f"frame {inside}, so "
             )
             return sample_action("assistant", why, before + 1, inside - 1, 1)
+        first = inside
         for frame in listings[1]:
             if frame not in track:
-                return detect_action("assistant", frame)
+                return detect_action("assistant", frame, history)
             if ball_in_zone(spec, track[frame]):
+                first = frame
                 break
+        return self._recheck(history, spec, track, [first - 1, first])
+
+    def _recheck(
+        self, history: Sequence[Step], spec: Spec, track: Detections, frames: list[int]
+    ) -> Action:
+        """Detect each boundary frame the answer rests on a second time, then answer."""
+        counts = Counter(
+            s.tool_args.get("frame")
+            for s in history
+            if s.actor == "assistant" and s.tool == "detect_objects" and s.tool_args
+        )
+        for frame in frames:
+            if counts[frame] == 1:
+                return detect_action("assistant", frame, history, again=True)
         return self._final(spec, track)
 
     @staticmethod
@@ -107,6 +129,15 @@ class EventReactSystem(ScriptedReact):
         return Action(
             "assistant", verdict_text(spec, items, answer), "final_answer", {"answer": answer}
         )
+
+
+def _crossing_frames(spec: Spec, track: Detections) -> list[int]:
+    """The two frames around the asked ball's first crossing of the line (none: none)."""
+    frames = sorted(f for f in track if spec.colour in track[f])
+    for a, b in itertools.pairwise(frames):
+        if (track[a][spec.colour][0] - spec.line) * (track[b][spec.colour][0] - spec.line) < 0:
+            return [a, b]
+    return []
 
 
 class EventOrchestratorSystem(ScriptedOrchestrator):
@@ -177,7 +208,7 @@ class EventOrchestratorSystem(ScriptedOrchestrator):
         track = detections_of(history, since, "tracker")
         todo = [f for f in listings[0] if f not in track]
         if todo:
-            return detect_action("tracker", todo[0])
+            return detect_action("tracker", todo[0], history)
         return tell("tracker", "orchestrator", report_text(what, listings[0], track))
 
     def verify(self, history: Sequence[Step]) -> Action:

@@ -220,34 +220,51 @@ _NEAR = {
 }
 
 
-def _short_name_typos(entry: ast.FunctionDef, taken: set[str]) -> list[Edit]:
-    """A one- or two-letter local name read with its letters swapped or a neighbouring key
-    hit (longer names are left alone: a misspelt word would be a token no policy writes)."""
+def undefined_names(tree: ast.AST) -> set[str]:
+    """Names a program reads but binds nowhere (and that are not builtins). A copy slip
+    must not add one: a name the program never defines is a NameError anyone sees in the
+    step alone, without reading the task or the run."""
     import builtins
-    import keyword
 
+    bound, read = set(dir(builtins)), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            bound.update(node.names)
+    return read - bound
+
+
+def _short_name_typos(entry: ast.FunctionDef) -> list[Edit]:
+    """A one- or two-letter local name read as another short local name of the function
+    that a slip of the hand gives (letters swapped, a neighbouring key) or that is the
+    partner of the same pair (`i`/`j`, `x`/`y`, `a`/`b`): the copy still defines every
+    name it reads, so only the task tells that the wrong variable is used. Longer names
+    are left alone (a misspelt word would be a token no policy writes)."""
     local = {a.arg for a in ast.walk(entry) if isinstance(a, ast.arg)} | {
         n.id for n in ast.walk(entry) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }
+    short = {n for n in local if len(n) <= 2}
     edits: list[Edit] = []
     for node in ast.walk(entry):
         if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
             continue
         name = node.id
-        if name not in local or len(name) > 2:
+        if name not in short:
             continue
-        typos = [name[::-1]] if len(name) == 2 and name[0] != name[1] else []
-        typos += [
+        near = {name[::-1]} | {
             name[:i] + k + name[i + 1 :] for i, c in enumerate(name) for k in _NEAR.get(c, "")
-        ]
-        edits += [
-            (node, node, t)
-            for t in typos
-            if t.isidentifier()
-            and not keyword.iskeyword(t)
-            and t not in taken
-            and not hasattr(builtins, t)
-        ]
+        }
+        pair = {o for o in short if len(o) == len(name) and o[:-1] == name[:-1]}
+        edits += [(node, node, t) for t in sorted((near | pair) & short - {name})]
     return edits
 
 
@@ -291,25 +308,27 @@ def _digit_swaps(entry: ast.FunctionDef) -> list[Edit]:
 
 def transcription_typo(code: str, rng: random.Random) -> str | None:
     """The program copied with one transcription error in the entry function: a line left
-    out, two digits of a number swapped, or a short name mistyped (a NameError where it
-    runs). Every word of the copy is a word of the original. None when nothing applies."""
+    out, two digits of a number swapped, or a short name written as another short local
+    name. Every word of the copy is a word of the original, and the copy reads no name it
+    does not define (the slip shows only against the task). None when nothing applies."""
     parsed = _parsed_entry(code)
     if parsed is None:
         return None
     tree, entry = parsed
-    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    taken |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
-    taken |= {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.ClassDef)}
     lines = code.splitlines(keepends=True)
     kinds: dict[str, list[Any]] = {
-        "name": _short_name_typos(entry, taken),
+        "name": _short_name_typos(entry),
         "line": _dropped_lines(entry, lines),
         "digits": _digit_swaps(entry),
     }
+    undefined = undefined_names(tree)
     usable = sorted(k for k, v in kinds.items() if v)
     for kind in rng.sample(usable, len(usable)):
-        pick = rng.choice(kinds[kind])
-        new = "".join(lines[: pick - 1] + lines[pick:]) if kind == "line" else _splice(code, pick)
-        if _changes_program(new, tree):
-            return new
+        picks = kinds[kind]
+        for pick in rng.sample(picks, len(picks)):
+            new = (
+                "".join(lines[: pick - 1] + lines[pick:]) if kind == "line" else _splice(code, pick)
+            )
+            if _changes_program(new, tree) and undefined_names(ast.parse(new or "")) <= undefined:
+                return new
     return None

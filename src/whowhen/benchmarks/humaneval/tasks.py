@@ -255,3 +255,67 @@ def make_tasks(cfg: dict, seed: int) -> list[Task]:
         )
         for index, p in enumerate(pool[: cfg["n_tasks"]])
     ]
+
+
+# --- first drafts that the examples catch --------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _draft_flaws() -> dict[str, tuple[str, ...]]:
+    """source id -> up to 5 buggy first drafts of the reference whose bug the visible
+    examples catch (one sandbox run over the whole dataset). A scripted coder that starts
+    from one of them sees the failing run and fixes it, so a successful run can hold a
+    failed test and a revision, as real coding runs do, without ever risking the task."""
+    from whowhen.benchmarks.humaneval.mutate import mutate_code
+
+    examples = _valid_examples()
+    data = []
+    for p in problems():
+        cases = examples[p.source_id]
+        if not cases:
+            continue
+        found: list[str] = []
+        for k in range(10):
+            bug = mutate_code(p.reference, random.Random(f"draft-flaw:{p.source_id}:{k}"))
+            if bug is not None and bug not in found:
+                found.append(bug)
+        if found:
+            data.append([p.source_id, found, [list(c) for c in cases]])
+    program = (
+        f"import json, signal\n{_SAME}\n"
+        "def _alarm(signum, frame):\n    raise TimeoutError\n"
+        "signal.signal(signal.SIGALRM, _alarm)\nresults = {}\n"
+        f"for sid, codes, cases in json.loads({json.dumps(data)!r}):\n"
+        "    caught = []\n"
+        "    for code in codes:\n"
+        "        ns, bad = {}, False\n"
+        "        signal.setitimer(signal.ITIMER_REAL, 0.5)\n"
+        "        try:\n"
+        "            exec(code, ns)\n"
+        "            for call, want in cases:\n"
+        "                try:\n"
+        "                    bad = bad or not _same(eval(call, ns), eval(want, ns))\n"
+        "                except TimeoutError:\n"
+        "                    raise\n"
+        "                except Exception:\n"
+        "                    bad = True\n"
+        "        except BaseException:\n"
+        "            bad = None\n"
+        "        signal.setitimer(signal.ITIMER_REAL, 0)\n"
+        "        caught.append(bad is True)\n"
+        "    results[sid] = caught\nprint(json.dumps(results))\n"
+    )
+    result = sandboxed(program, Limits(wall_s=120.0, cpu_s=60, memory_mb=1024))
+    if not result.ok:
+        raise RuntimeError(f"checking the HumanEval draft flaws failed: {result.stderr}")
+    ok = json.loads(result.stdout)
+    return {
+        sid: tuple(c for c, good in zip(codes, ok[sid], strict=True) if good)[:5]
+        for sid, codes, _ in data
+    }
+
+
+def draft_flaws(prompt: str) -> tuple[str, ...]:
+    """The buggy drafts (full programs, at most 5) the visible examples catch, for a prompt."""
+    problem = _by_prompt().get(prompt.strip())
+    return _draft_flaws().get(problem.source_id, ()) if problem else ()

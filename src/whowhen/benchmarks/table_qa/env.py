@@ -120,6 +120,8 @@ def run_sql(
     ]
     if len(rows) > max_rows:
         lines.append(f"... (more than {max_rows} rows)")
+    else:  # how much came back, as a SQL shell reports it
+        lines.append(f"({len(rows)} row{'' if len(rows) == 1 else 's'})")
     return "\n".join(lines)
 
 

@@ -6,14 +6,10 @@ aggregate, measure, product, region and month its text announces are the ones it
 computes, the answer it states is the one it sends. It is wrong only against the question
 and the history (tests/test_coherence_table_qa.py holds every operator to that). No
 operator was dropped for a contradiction: each mode here has a form in which the wrong
-belief is stated and acted on. One coverage mark was dropped as a consequence:
-
-- verification.false_approval, solver_verifier: no longer marked `covers`. The operator is
-  unchanged and still applies (and flips) wherever the verifier sends the solver back,
-  but the scripted verifier rejects only a swapped aggregate, and the seeded rollouts'
-  one recovered run came from the old self-contradicting filter slip (text one region,
-  query another) that the verifier caught; with coherent slips no successful run holds a
-  rejection to approve falsely. The mode stays covered on arithmetic/solver_verifier.
+belief is stated and acted on. The verifier's send-backs in successful runs
+(a proposal without its row count, a re-run query whose value differs from the proposal)
+give `verification.false_approval` rejections to approve, so it is marked `covers` on
+solver_verifier again.
 """
 
 from __future__ import annotations
@@ -21,21 +17,22 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from whowhen.agents.scripted import proposed_answer
 from whowhen.benchmarks.base import Operator, covers
 from whowhen.benchmarks.table_qa.policies import (
-    _PROPOSAL,
-    _PROPOSAL_RE,
     _REJECTION_RE,
     _approve,
+    _last_proposal,
     _last_result,
+    answer_action,
+    parse_proposal,
     parse_sql_step,
+    proposal_action,
     sql_action,
+    sql_style,
 )
 from whowhen.benchmarks.table_qa.tasks import MEASURES, REGIONS, parse_question
 from whowhen.injection.slips import typo
 from whowhen.runtime import Action, Step
-from whowhen.tools import final_action
 
 # --- operators -----------------------------------------------------------------------------
 
@@ -79,7 +76,7 @@ def _numeric(text: str) -> bool:
 def _policy_query(action: Action, history: Sequence[Step]) -> tuple[str, str, str, str, int] | None:
     """The stated query of a step in the policy's form that asks what the question asks."""
     parsed = parse_sql_step(action)
-    if parsed is None or sql_action(action.actor, *parsed) != action:
+    if parsed is None or sql_action(action.actor, *parsed, style=sql_style(action)) != action:
         return None
     if history and parse_question(history[0].content) != parsed:
         return None
@@ -95,7 +92,7 @@ def wrong_subgoal(action: Action, rng: random.Random, history: Sequence[Step]) -
         return None
     agg, measure, *rest = parsed
     other = next(m for m in MEASURES if m != measure)
-    return sql_action(action.actor, agg, other, *rest)
+    return sql_action(action.actor, agg, other, *rest, style=sql_style(action))
 
 
 @covers("react")
@@ -104,29 +101,31 @@ def misread_value(action: Action, rng: random.Random, history: Sequence[Step]) -
     answer = str((action.tool_args or {}).get("answer", ""))
     if action.tool != "final_answer" or not _numeric(answer):
         return None
-    if _last_result(history) != answer or final_action(action.actor, answer) != action:
+    if _last_result(history) != answer or answer_action(action.actor, answer, history) != action:
         return None
-    return final_action(action.actor, misread(answer, rng))
+    return answer_action(action.actor, misread(answer, rng), history)
 
 
 @covers("solver_verifier")
 def distorted_handoff(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """coordination.distorted_handoff: the solver's proposal miscopies the query's value."""
-    m = _PROPOSAL_RE.match(action.content) if action.tool is None else None
-    if m is None or action.actor != "solver" or not _numeric(m.group(1)):
+    m = parse_proposal(action.content) if action.tool is None else None
+    if m is None or action.actor != "solver" or not _numeric(m[0]):
         return None
-    return Action("solver", _PROPOSAL.format(answer=typo(m.group(1), rng)))
+    answer, agg, n, style = m
+    return proposal_action(typo(answer, rng), agg, n, style)
 
 
+@covers("solver_verifier")
 def false_approval(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """verification.false_approval: instead of sending the solver back, the verifier
-    answers with the proposal it should have rejected, in its approval wording."""
+    answers with the solver's last proposal, in its approval wording."""
     if action.actor != "verifier" or action.tool is not None:
         return None
     if not _REJECTION_RE.match(action.content) or not history:
         return None
-    answer = proposed_answer(history)
-    return _approve(answer) if answer else None
+    proposal = _last_proposal(history)
+    return _approve(proposal[0], history) if proposal else None
 
 
 _SWAP_AGG = {"total": "average", "average": "total", "largest": "smallest", "smallest": "largest"}
@@ -141,7 +140,7 @@ def wrong_operand(action: Action, rng: random.Random) -> Action | None:
         return None
     agg, measure, product, region, month = table
     other = rng.choice([m for m in (month - 1, month + 1) if 1 <= m <= 6])
-    return sql_action(action.actor, agg, measure, product, region, other)
+    return sql_action(action.actor, agg, measure, product, region, other, style=sql_style(action))
 
 
 @covers("react")
@@ -151,7 +150,7 @@ def wrong_operator(action: Action, rng: random.Random) -> Action | None:
     if table is None:
         return None
     agg, *rest = table
-    return sql_action(action.actor, _SWAP_AGG[agg], *rest)
+    return sql_action(action.actor, _SWAP_AGG[agg], *rest, style=sql_style(action))
 
 
 @covers("react", "solver_verifier")
@@ -161,11 +160,11 @@ def wrong_tool_argument(action: Action, rng: random.Random) -> Action | None:
     the question). Not the other region in the query alone: a query that filters another
     region than the text names contradicts itself (and the verifier catches that)."""
     table = parse_sql_step(action)
-    if table is None or sql_action(action.actor, *table) != action:
+    if table is None or sql_action(action.actor, *table, style=sql_style(action)) != action:
         return None
     agg, measure, product, region, month = table
     other = rng.choice([r for r in REGIONS if r != region])
-    return sql_action(action.actor, agg, measure, product, other, month)
+    return sql_action(action.actor, agg, measure, product, other, month, style=sql_style(action))
 
 
 OPERATORS: dict[str, Operator] = {

@@ -11,7 +11,9 @@ PROMPTS: dict[str, dict[str, str]] = {
         "solver": "You query the sales table with sql and propose the value to the verifier "
         "in a message ('Proposed answer: N.').",
         "verifier": "You check that the solver's query uses the aggregate, product, region and "
-        "month the question asks for; answer with final_answer or send the solver back.",
+        "month the question asks for and that the proposal states its row count; you may "
+        "re-run the query with sql. Answer with final_answer or send the solver back "
+        "('Check failed: ...').",
     },
 }
 """System -> agent -> the role prompt an LLM playing that agent gets."""

@@ -46,9 +46,11 @@ class Task:
 
 
 @lru_cache(maxsize=256)
-def make_table(seed: int, n_rows: int = 120) -> pl.DataFrame:
+def make_table(seed: int, n_rows: int = 360) -> pl.DataFrame:
     """The task's table; cached because generation and every reset ask for the same one
-    (Polars frames are immutable, so sharing is safe)."""
+    (Polars frames are immutable, so sharing is safe). 360 rows: several sales per
+    (product, region, month), so the aggregate is over several values and listing them
+    is worth a query."""
     rng = random.Random(seed)
     rows = [
         {

@@ -77,12 +77,17 @@ def results(text: str) -> list[Item]:
     return [Item(i, name, int(d) * 100 + int(c)) for i, name, d, c in RESULT.findall(text)]
 
 
-def listed_ids(history: Sequence[Step]) -> list[str]:
-    """The item ids of the last results page shown (empty if none was)."""
+def listed(history: Sequence[Step]) -> list[Item]:
+    """The items of the last results page shown (empty if none was)."""
     for step in reversed(history):
         if step.kind == "observation" and page_kind(step.content) == "results":
-            return [r.item_id for r in results(step.content)]
+            return results(step.content)
     return []
+
+
+def listed_ids(history: Sequence[Step]) -> list[str]:
+    """The item ids of the last results page shown (empty if none was)."""
+    return [r.item_id for r in listed(history)]
 
 
 def product(text: str) -> Item | None:
@@ -114,6 +119,19 @@ def cart(history: Sequence[Step]) -> list[tuple[Item, dict[str, str]]]:
 
 def observations(history: Sequence[Step], tool: str, since: int) -> list[Step]:
     return [s for s in history[since + 1 :] if s.kind == "observation" and s.actor == tool]
+
+
+def opened_since_search(history: Sequence[Step]) -> set[str]:
+    """The items whose product pages were opened since the last search (a policy does not
+    open one twice)."""
+    searches = [i for i, s in enumerate(history) if s.actor == "search"]
+    if not searches:
+        return set()
+    return {
+        it.item_id
+        for s in observations(history, "click", searches[-1])
+        if (it := product(s.content)) is not None
+    }
 
 
 def selected_names(history: Sequence[Step], since: int) -> set[str]:

@@ -1,36 +1,63 @@
 """Scripted reference policies for the web shop, deciding only from the visible history.
 
-ReAct: search the product word, open the first result with that word whose price fits,
-go back if it lacks the wanted colour or size, select each option, add to cart, check out.
-Orchestrator: a searcher finds and opens the item, a buyer configures it and adds it to the
-cart, and a verifier checks the cart's options against the instruction before checking
-out (it does not re-check the price, trusting the searcher: an over-budget item gets
-through, a wrong option or a doubled cart is sent back and fixed). The buyer trusts the
-hand-off: if another item is on screen it goes back and opens the one it was named.
+ReAct: search the product word (sometimes a narrower search with the colour first, which
+finds nothing, since names carry no colours), open the first result with that word whose
+price fits, go back if it lacks the wanted colour or size, page on when a page has no
+untried fit, select each option, add to cart, (a careful agent looks at the cart once)
+and check out. Orchestrator: a searcher finds and opens the item; the orchestrator
+sometimes has the verifier check the open item against the instruction first (price and
+options off the page on screen: a wrong item is sent back and searched again); a buyer
+configures it and adds it to the cart, and the verifier checks the cart's options against
+the instruction before checking out (it does not re-check the price there, trusting the
+earlier steps: an over-budget item it did not check gets through, a wrong option or a
+doubled cart is sent back and fixed). The buyer trusts the hand-off: if another item is on
+screen it goes back and opens the one it was named. Wordings and detours are drawn with
+`whowhen.agents.phrasing` from the task text and the step index.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from whowhen.agents.scripted import ScriptedOrchestrator, ScriptedReact, addressee, tell
+from whowhen.agents.phrasing import Form, chance, task_chance
+from whowhen.agents.scripted import ScriptedOrchestrator, ScriptedReact, addressee
 from whowhen.benchmarks.web_shop.actions import (
     ADD,
-    ADDED_RE,
+    ADDED,
     APPROVE,
-    BUY_RE,
+    BACK,
+    BACK_CART,
+    BACK_NAMED,
+    BUY,
+    BUYER_FAIL,
+    CHECK_ITEM,
     CHECKOUT,
-    CLICK,
-    FOUND_RE,
+    COLOUR_SEARCH,
+    EMPTY_BACK,
+    FOUND,
+    ITEM_BAD,
+    ITEM_OK,
+    NEXT_PAGE,
+    NONE_FITS,
+    NOT_FOUND,
+    OPEN_NAMED,
     OPTION_RE,
-    SEARCH_RE,
+    REJECT,
+    REMOVE,
+    RETRY,
+    SCAN,
+    SCAN_BACK,
+    SEARCH,
+    SEARCH_REQUEST,
     SELECT,
+    TO_CART,
+    VERIFY_REQUEST,
+    VIEW_CART,
     Want,
-    buy_request,
+    article,
     describe,
-    found_report,
-    search_request,
-    search_text,
+    open_first_fit,
+    options_text,
     want_of,
 )
 from whowhen.benchmarks.web_shop.pages import (
@@ -40,7 +67,7 @@ from whowhen.benchmarks.web_shop.pages import (
     current_page,
     last_message_to,
     listed_ids,
-    observations,
+    opened_since_search,
     product,
     results,
     selected_names,
@@ -48,9 +75,11 @@ from whowhen.benchmarks.web_shop.pages import (
 from whowhen.benchmarks.web_shop.tasks import parse_instruction
 from whowhen.runtime import Action, Step
 
+COLOUR_SEARCH_P, CHECK_ITEM_P, VIEW_CART_P, SCAN_P = 0.6, 0.5, 0.8, 0.7
 
-def _entry(item: Item) -> str:
-    return f"{item.name} ({item.item_id}, {item.price})"
+
+def _say(history: Sequence[Step], sender: str, form: Form, **fields: object) -> Action:
+    return Action(sender, form.say(history, **fields))
 
 
 def find_item(
@@ -60,35 +89,41 @@ def find_item(
     when no result is left to try."""
     searched = [s for s in history[since:] if s.actor == actor and s.tool == "search"]
     page = current_page(history, since)
-    if not searched or page is None or page.kind == "home":
-        return Action(actor, search_text(noun), "search", {"query": noun})
+    if not searched:
+        if chance(history, "shop.colour_search?", COLOUR_SEARCH_P):
+            query = f"{want[0][1]} {noun}"
+            text = COLOUR_SEARCH.say(history, query=query)
+            return Action(actor, text, "search", {"query": query})
+        return Action(actor, SEARCH.say(history, noun=noun), "search", {"query": noun})
+    if page is None or page.kind == "home":
+        return Action(actor, SEARCH.say(history, noun=noun), "search", {"query": noun})
+    if page.kind == "results" and page.text.startswith("No results"):
+        return Action(actor, RETRY.say(history, noun=noun), "search", {"query": noun})
     if page.kind == "cart":
-        return Action(actor, "I will go back from the cart.", "click", {"target": "back"})
+        return Action(actor, BACK_CART.say(history), "click", {"target": "back"})
     if page.kind == "product":
         item = product(page.text)
         if item is not None and item.offers(want):
             return item
         name = item.name if item else "product"
         missing = [f"{k} {v}" for k, v in want if item is None or not item.offers([(k, v)])]
-        return Action(
-            actor,
-            f"The {name} does not offer {' and '.join(missing)}; I will go back to the results.",
-            "click",
-            {"target": "back"},
-        )
-    last_search = max(i for i, s in enumerate(history) if s.actor == "search")
-    opened = {
-        it.item_id
-        for s in observations(history, "click", last_search)
-        if (it := product(s.content)) is not None
-    }
-    matches = [r for r in results(page.text) if r.word == noun]
-    fits = [r for r in matches if r.cents < cap * 100 and r.item_id not in opened]
-    if not fits:
-        return None
-    listing = ", ".join(_entry(r) for r in matches)
-    text = CLICK.format(noun=noun, listing=listing, choice=_entry(fits[0]), cap=cap)
-    return Action(actor, text, "click", {"target": fits[0].item_id})
+        text = BACK.say(history, product=name, missing=" and ".join(missing))
+        return Action(actor, text, "click", {"target": "back"})
+    last_search = max(i for i, s in enumerate(history) if s.actor == actor and s.tool == "search")
+    clicks = [s for s in history[last_search:] if s.actor == actor and s.tool == "click"]
+    if clicks and SCAN.read(clicks[-1].content):  # scanned the next page: back to the first
+        n = str(len(results(page.text)))
+        text = SCAN_BACK.say(history, noun=noun, n=n)
+        return Action(actor, text, "click", {"target": "back"})
+    if not clicks and "[next]" in page.text and chance(history, "shop.scan?", SCAN_P):
+        return Action(actor, SCAN.say(history, noun=noun), "click", {"target": "next"})
+    made = open_first_fit(
+        history, actor, results(page.text), noun, cap, opened_since_search(history)
+    )
+    if made is None and "[next]" in page.text:
+        text = NEXT_PAGE.say(history, noun=noun, cap=cap)
+        return Action(actor, text, "click", {"target": "next"})
+    return made
 
 
 def configure(actor: str, history: Sequence[Step], since: int, item: Item, want: Want) -> Action:
@@ -97,9 +132,9 @@ def configure(actor: str, history: Sequence[Step], since: int, item: Item, want:
     for name, value in want:
         if name not in done:
             values = ", ".join(dict(item.options).get(name, ()))
-            text = SELECT.format(noun=item.word, name=name, values=values, value=value)
+            text = SELECT.say(history, noun=item.word, name=name, values=values, value=value)
             return Action(actor, text, "select_option", {"name": name, "value": value})
-    return Action(actor, ADD.format(noun=item.word), "add_to_cart", {})
+    return Action(actor, ADD.say(history, noun=item.word), "add_to_cart", {})
 
 
 def _open_named(history: Sequence[Step], since: int, item_id: str) -> Action | None:
@@ -112,27 +147,31 @@ def _open_named(history: Sequence[Step], since: int, item_id: str) -> Action | N
     if page.kind == "results":
         if any((s.tool_args or {}).get("target") == item_id for s in mine):
             return None
-        return Action("buyer", f"I will open item {item_id}.", "click", {"target": item_id})
-    text = f"Item {item_id} is not the page on screen; I will go back to the results."
-    if page.kind != "product" or any(s.content == text for s in mine):
+        text = OPEN_NAMED.say(history, item=item_id)
+        return Action("buyer", text, "click", {"target": item_id})
+    if page.kind != "product" or any(BACK_NAMED.read(s.content) for s in mine):
         return None
-    return Action("buyer", text, "click", {"target": "back"})
+    return Action("buyer", BACK_NAMED.say(history, item=item_id), "click", {"target": "back"})
 
 
 class ShopReactSystem(ScriptedReact):
     def act(self, history: Sequence[Step]) -> Action:
         colour, noun, size, cap = parse_instruction(history[0].content)
         want = want_of(colour, size)
+        page = current_page(history)
+        if page is not None and page.kind == "cart" and added(history, 0):
+            return Action("assistant", CHECKOUT.say(history, noun=noun), "checkout", {})
         found = find_item("assistant", history, 0, noun, want, cap)
         if found is None:
-            text = f"No {noun} on the results page fits the instruction; I will check out."
-            return Action("assistant", text, "checkout", {})
+            return Action("assistant", NONE_FITS.say(history, noun=noun), "checkout", {})
         if isinstance(found, Action):
             return found
-        page = current_page(history)
         assert page is not None
         if added(history, page.index):
-            return Action("assistant", CHECKOUT.format(noun=noun), "checkout", {})
+            if task_chance(history, "shop.careful", VIEW_CART_P):
+                text = VIEW_CART.say(history, noun=noun)
+                return Action("assistant", text, "click", {"target": "cart"})
+            return Action("assistant", CHECKOUT.say(history, noun=noun), "checkout", {})
         return configure("assistant", history, page.index, found, want)
 
 
@@ -141,25 +180,35 @@ class ShopOrchestratorSystem(ScriptedOrchestrator):
 
     def orchestrate(self, history: Sequence[Step]) -> Action:
         colour, noun, size, cap = parse_instruction(history[0].content)
+        want = want_of(colour, size)
         last = next((s for s in reversed(history) if s.is_agent_step), None)
         report = last.content if last is not None and addressee(last) == "orchestrator" else ""
-        found = FOUND_RE.search(report) if last and last.actor == "searcher" else None
-        if found:
-            request = buy_request(found.group(1), found.group(2), want_of(colour, size))
-            return tell("orchestrator", "buyer", request)
-        adds = ADDED_RE.search(report) if last and last.actor == "buyer" else None
-        if adds:
-            return tell(
-                "orchestrator",
-                "verifier",
-                f"the buyer added item {adds.group(1)} to the cart. Check the cart against "
-                "the instruction and check out if it matches.",
+        who = last.actor if last is not None else ""
+        if who == "searcher" and (f := FOUND.fields(report)):
+            if chance(history, "shop.check_item?", CHECK_ITEM_P):
+                return _say(history, "orchestrator", CHECK_ITEM, item=f["item"])
+            return self._buy_request(history, f["item"], f["name"], want)
+        if who == "verifier" and ITEM_OK.read(report):
+            asked = next(
+                (
+                    f
+                    for s in reversed(history)
+                    if s.actor == "searcher" and (f := FOUND.fields(s.content))
+                ),
+                None,
             )
-        return tell(
-            "orchestrator",
-            "searcher",
-            search_request(colour, noun, size, cap),
+            if asked is not None:
+                return self._buy_request(history, asked["item"], asked["name"], want)
+        if who == "buyer" and (f := ADDED.fields(report)):
+            return _say(history, "orchestrator", VERIFY_REQUEST, item=f["item"])
+        desc = describe(colour, noun, size)
+        return _say(
+            history, "orchestrator", SEARCH_REQUEST, article=article(colour), desc=desc, cap=cap
         )
+
+    @staticmethod
+    def _buy_request(history: Sequence[Step], item: str, name: str, want: Want) -> Action:
+        return _say(history, "orchestrator", BUY, item=item, name=name, options=options_text(want))
 
     def work(self, worker: str, history: Sequence[Step]) -> Action:
         since = last_message_to(history, worker)
@@ -169,60 +218,62 @@ class ShopOrchestratorSystem(ScriptedOrchestrator):
         return self._buy(history, since, request)
 
     def _search(self, history: Sequence[Step], since: int, request: str) -> Action:
-        m = SEARCH_RE.search(request)
-        if m is None:
-            return tell("searcher", "orchestrator", "I could not tell what to look for.")
-        colour, noun, size, cap = m.group(1), m.group(2), m.group(3), int(m.group(4))
+        f = SEARCH_REQUEST.fields(request)
+        parsed = (
+            parse_instruction(f"Buy {f['article']} {f['desc']} under ${f['cap']}.") if f else None
+        )
+        if parsed is None:
+            return _say(history, "searcher", NOT_FOUND, noun="item")
+        colour, noun, size, cap = parsed
         found = find_item("searcher", history, since, noun, want_of(colour, size), cap)
         if found is None:
-            return tell("searcher", "orchestrator", f"no {noun} on the results page fits.")
+            return _say(history, "searcher", NOT_FOUND, noun=noun)
         if isinstance(found, Action):
             return found
-        return tell(
-            "searcher",
-            "orchestrator",
-            found_report(found.item_id, found.name, found.price),
+        return _say(
+            history, "searcher", FOUND, item=found.item_id, name=found.name, price=found.price
         )
 
     def _buy(self, history: Sequence[Step], since: int, request: str) -> Action:
-        m = BUY_RE.search(request)
-        if m is None:
-            return tell("buyer", "orchestrator", "I could not add the item: no item was named.")
-        item_id, want = m.group(1), OPTION_RE.findall(m.group(3))
+        f = BUY.fields(request)
+        if f is None:
+            return _say(history, "buyer", BUYER_FAIL, item="P0", why="no item was named")
+        item_id, want = f["item"], OPTION_RE.findall(f["options"])
         done = added(history, since)
         if done:
             line = done[-1].content.split("\n", 1)[0].removeprefix("Added to cart: ")
-            return tell("buyer", "orchestrator", f"added item {item_id} to the cart: {line}.")
+            return _say(history, "buyer", ADDED, item=item_id, line=line)
         last = history[-1]
         if last.actor == "select_option" and last.content.startswith("Error:"):
             reason = last.content.removeprefix("Error: ").rstrip(".")
-            return tell("buyer", "orchestrator", f"I could not add item {item_id}: {reason}.")
+            return _say(history, "buyer", BUYER_FAIL, item=item_id, why=reason)
         page = current_page(history)
         lines = cart(history)
         if lines and (page is None or page.kind != "cart"):
-            text = "The cart still holds an earlier item; I will open the cart to empty it."
-            return Action("buyer", text, "click", {"target": "cart"})
+            return Action("buyer", TO_CART.say(history), "click", {"target": "cart"})
         if page is not None and page.kind == "cart":
             if lines:
                 first = lines[0][0].item_id
-                text = f"I will remove {first} from the cart."
+                text = REMOVE.say(history, item=first)
                 return Action("buyer", text, "click", {"target": f"remove {first}"})
-            text = "The cart is empty; I will go back to the product page."
-            return Action("buyer", text, "click", {"target": "back"})
+            return Action("buyer", EMPTY_BACK.say(history), "click", {"target": "back"})
         item = product(page.text) if page is not None and page.kind == "product" else None
         if item is None or item.item_id != item_id:
             opening = _open_named(history, since, item_id)
             if opening is not None:
                 return opening
-            return tell("buyer", "orchestrator", f"I could not add item {item_id}: it is not open.")
+            return _say(history, "buyer", BUYER_FAIL, item=item_id, why="it is not open")
         return configure("buyer", history, max(since, page.index), item, want)
 
     def verify(self, history: Sequence[Step]) -> Action:
-        colour, noun, size, _ = parse_instruction(history[0].content)
-        desc, want = describe(colour, noun, size), dict(want_of(colour, size))
+        colour, noun, size, cap = parse_instruction(history[0].content)
+        desc, want = describe(colour, noun, size), want_of(colour, size)
+        since = last_message_to(history, "verifier")
+        if f := CHECK_ITEM.fields(history[since].content):
+            return self._check_item(history, f["item"], noun, want, cap)
         lines = cart(history)
-        if len(lines) == 1 and lines[0][1] == want and lines[0][0].word == noun:
-            return Action("verifier", APPROVE.format(desc=desc), "checkout", {})
+        if len(lines) == 1 and lines[0][1] == dict(want) and lines[0][0].word == noun:
+            return Action("verifier", APPROVE.say(history, desc=desc), "checkout", {})
         if not lines:
             holds = "nothing"
         elif len(lines) > 1:
@@ -230,12 +281,34 @@ class ShopOrchestratorSystem(ScriptedOrchestrator):
         else:
             opts = ", ".join(f"{k}={v}" for k, v in lines[0][1].items())
             holds = f"{lines[0][0].name} ({opts})"
-        return tell(
-            "verifier",
-            "orchestrator",
-            f"Check failed: the cart holds {holds}, but the instruction asks for one {desc}. "
-            "Please fix the cart.",
-        )
+        return _say(history, "verifier", REJECT, holds=holds, desc=desc)
+
+    @staticmethod
+    def _check_item(
+        history: Sequence[Step], item_id: str, noun: str, want: Want, cap: int
+    ) -> Action:
+        """The open item against the instruction, read off the page on screen."""
+        page = current_page(history)
+        item = product(page.text) if page is not None and page.kind == "product" else None
+        if item is None or item.item_id != item_id:
+            why = "its page is not the one on screen"
+        elif item.word != noun:
+            why = f"it is a {item.word}, not a {noun}"
+        elif item.cents >= cap * 100:
+            why = f"it costs {item.price}, over the ${cap} budget"
+        elif not item.offers(want):
+            why = f"it does not offer {options_text(want)}"
+        else:
+            return _say(
+                history,
+                "verifier",
+                ITEM_OK,
+                item=item_id,
+                price=item.price,
+                cap=cap,
+                options=options_text(want),
+            )
+        return _say(history, "verifier", ITEM_BAD, item=item_id, why=why)
 
 
 POLICIES: dict[str, type] = {"react": ShopReactSystem, "orchestrator": ShopOrchestratorSystem}

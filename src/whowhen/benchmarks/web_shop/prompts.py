@@ -10,13 +10,15 @@ PROMPTS: dict[str, dict[str, str]] = {
     },
     "orchestrator": {
         "orchestrator": "You coordinate the purchase: have the searcher find and open the "
-        "item, the buyer configure it and add it to the cart, then ask the verifier to check.",
+        "item (optionally asking the verifier to check it first), the buyer configure it and add "
+        "it to the cart, then ask the verifier to check the cart.",
         "searcher": "You find the product the orchestrator describes with search and click, "
         "checking price and options, and report its item id with its page left open.",
         "buyer": "You configure the open product with select_option, add it with add_to_cart "
         "(emptying the cart first via click if it holds an earlier item), and report back.",
-        "verifier": "You check the cart against the instruction; if it matches, call checkout, "
-        "otherwise send it back to the orchestrator with the reason.",
+        "verifier": "When asked, you check the open item's price and options against the "
+        "instruction and reply; at the end you check the cart against the instruction: if it "
+        "matches, call checkout, otherwise send it back to the orchestrator with the reason.",
     },
 }
 """System -> agent -> the role prompt an LLM playing that agent would get."""

@@ -9,7 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-MAX_RESULTS = 10
+MAX_RESULTS = 30
+PAGE_SIZE = 4
+"""Results per page: a search with more hits shows a [next] button (issue 19: a look at
+an extra page)."""
 
 
 @dataclass(frozen=True)
@@ -36,13 +39,19 @@ def line_summary(item_id: str, options: tuple[tuple[str, str], ...]) -> str:
 
 
 Line = tuple[Product, tuple[tuple[str, str], ...]]
-Page = tuple[str, ...]  # ("home",) | ("results", query, *ids) | ("product", id) | ("cart",)
+Page = tuple[str, ...]  # ("home",) | ("results", query, page, *ids) | ("product", id) | ("cart",)
 
 
 def _cart_line(line: Line) -> str:
     product, chosen = line
     opts = ", ".join(f"{k}={v}" for k, v in chosen)
     return f"{product.item_id} {product.name} ({opts}) | {money(product.cents)}"
+
+
+def _page_ids(page: Page) -> tuple[str, ...]:
+    """The item ids a results page shows (its page of the hits)."""
+    start = (int(page[2]) - 1) * PAGE_SIZE
+    return page[3:][start : start + PAGE_SIZE]
 
 
 class ShopSite:
@@ -59,12 +68,17 @@ class ShopSite:
     def render(self) -> str:
         page = self.stack[-1]
         if page[0] == "results":
-            query, ids = page[1], page[2:]
+            query, number, ids = page[1], int(page[2]), page[3:]
             if not ids:
                 return f'No results for "{query}".\nButtons: [back] [cart]'
-            rows = [f"[{i}] {self.products[i].name} | {money(self.products[i].cents)}" for i in ids]
-            head = f'Search results for "{query}" ({len(ids)} items):'
-            return "\n".join([head, *rows, "Buttons: [back] [cart]"])
+            pages = -(-len(ids) // PAGE_SIZE)
+            shown = _page_ids(page)
+            rows = [
+                f"[{i}] {self.products[i].name} | {money(self.products[i].cents)}" for i in shown
+            ]
+            head = f'Search results for "{query}" ({len(ids)} items, page {number} of {pages}):'
+            more = " [next]" if number < pages else ""
+            return "\n".join([head, *rows, f"Buttons:{more} [back] [cart]"])
         if page[0] == "product":
             p = self.products[page[1]]
             options = "; ".join(f"{name} ({', '.join(values)})" for name, values in p.options)
@@ -98,7 +112,7 @@ class ShopSite:
             return all(t in words or (t.endswith("s") and t[:-1] in words) for t in tokens)
 
         ids = [i for i in self.order if hit(self.products[i])][:MAX_RESULTS]
-        self.stack.append(("results", query.strip(), *ids))
+        self.stack.append(("results", query.strip(), "1", *ids))
         return self.render()
 
     def click(self, target: str) -> str:
@@ -108,6 +122,11 @@ class ShopSite:
             if len(self.stack) == 1:
                 return "Error: there is no previous page."
             self.stack.pop()
+            return self.render()
+        if target.lower() == "next":
+            if page[0] != "results" or int(page[2]) * PAGE_SIZE >= len(page[3:]):
+                return "Error: there is no next page here."
+            self.stack.append((*page[:2], str(int(page[2]) + 1), *page[3:]))
             return self.render()
         if target.lower() == "cart":
             if page[0] != "cart":
@@ -122,7 +141,7 @@ class ShopSite:
                     return self.render()
             return f"Error: {item} is not in the cart."
         item = target.upper()
-        if page[0] == "results" and item in page[2:]:
+        if page[0] == "results" and item in _page_ids(page):
             self.stack.append(("product", item))
             self.selected = {}
             return self.render()

@@ -2,9 +2,10 @@
 browsed through text pages with `search`, `click`, `select_option`, `add_to_cart` and
 `checkout`.
 
-Each task's catalogue holds 20-40 products; several share the product word of the one to
-buy (and some accessories contain it too), so a search returns look-alikes that differ in
-price, colour or size. Exactly one product matches every constraint of the instruction
+Each task's catalogue holds 20-45 products; several (6-9 look-alikes by default) share
+the product word of the one to buy (and some accessories contain it too), so a search
+returns look-alikes that differ in price, colour or size, over several results pages.
+Exactly one product matches every constraint of the instruction
 (checked at generation). The episode ends with `checkout()`; the purchase is recorded as
 the final answer, in the same form as the gold (`P1234 (colour=blue, size=M)`), so
 success means the cart held exactly the right item with the right options.
@@ -16,12 +17,24 @@ import random
 import re
 from dataclasses import dataclass
 
+from whowhen.benchmarks.base import integer, section_schema
 from whowhen.benchmarks.web_shop.site import Product, line_summary
 from whowhen.schema import stable_id
 
 BENCHMARK = "web_shop"
 MODALITY = "text"
 CATEGORY = "web"
+CONFIG_SCHEMA = section_schema(min_decoys=integer(2, 9, 6), max_decoys=integer(2, 9, 9))
+"""JSON Schema of this benchmark's section: how many look-alikes share the product word
+(each over the budget, or lacking the colour or size), so the agent opens several."""
+
+
+def check_config(cfg: dict) -> list[tuple[str, str]]:
+    """What the schema cannot say: the decoy counts must make a range."""
+    if cfg.get("min_decoys", 6) > cfg.get("max_decoys", 9):
+        return [("min_decoys", "min_decoys is larger than max_decoys")]
+    return []
+
 
 SIZES = ("XS", "S", "M", "L", "XL")
 COLOURS = (
@@ -96,7 +109,7 @@ def _price(rng: random.Random, lo: int, hi: int) -> int:
     return rng.randint(lo, hi) * 100 + rng.choice((0, 49, 99))
 
 
-def generate_task(seed: int, index: int) -> Task:
+def generate_task(seed: int, index: int, min_decoys: int = 6, max_decoys: int = 9) -> Task:
     rng = random.Random(f"{seed}:shop:{index}")
     nouns = rng.sample(sorted(NOUNS), 6)
     noun = nouns[0]
@@ -112,7 +125,8 @@ def generate_task(seed: int, index: int) -> Task:
         options = (("colour", colours),) + ((("size", sizes),) if sizes else ())
         rows.append((f"{style} {word.capitalize()}", cat, cents, options))
 
-    styles = rng.sample(STYLES, 6)
+    n_decoys = rng.randint(min_decoys, max_decoys)
+    styles = rng.sample(STYLES, n_decoys + 1)
     add(
         noun,
         styles[0],
@@ -120,8 +134,10 @@ def generate_task(seed: int, index: int) -> Task:
         _colours(rng, colour),
         _run(rng, size) if sized else None,
     )
-    pool = ("price", "colour", "size") if sized else ("price", "colour")
-    kinds = ["price", *rng.choices(pool, k=rng.randint(2, 4))]  # at least one over budget
+    # at least one over budget; most of the others fit the budget but miss an option, so
+    # the agent opens them and goes back
+    pool = ("price", "colour", "size", "size") if sized else ("price", "colour", "colour")
+    kinds = ["price", *rng.choices(pool, k=n_decoys - 1)]
     for style, kind in zip(styles[1:], kinds, strict=False):
         over = kind == "price"
         cents = _price(rng, cap + 1, cap * 3 // 2 + 2) if over else _price(rng, cap // 3, cap - 1)
@@ -140,6 +156,12 @@ def generate_task(seed: int, index: int) -> Task:
     catalogue = [Product(i, *row) for i, row in zip(ids, rows, strict=True)]
     target = catalogue[0]
     rng.shuffle(catalogue)
+    # a look-alike within the budget is listed before the target (opened, found lacking an
+    # option, left): the agent always has to look at more than one product page
+    in_budget = [p for p in catalogue if p.word == noun and p.cents < cap * 100]
+    if in_budget[0] is target and len(in_budget) > 1:
+        i, j = catalogue.index(target), catalogue.index(in_budget[1])
+        catalogue[i], catalogue[j] = catalogue[j], catalogue[i]
     want = {"colour": colour, **({"size": size} if size else {})}
     fits = [p for p in catalogue if p.word == noun and p.cents < cap * 100 and _offers(p, want)]
     assert fits == [target], "generation must leave exactly one matching product"
@@ -156,4 +178,5 @@ def _offers(product: Product, want: dict[str, str]) -> bool:
 
 def make_tasks(cfg: dict, seed: int) -> list[Task]:
     """The registry's entry point: tasks from the benchmark's config section."""
-    return [generate_task(seed, i) for i in range(cfg["n_tasks"])]
+    lo, hi = cfg.get("min_decoys", 6), cfg.get("max_decoys", 9)
+    return [generate_task(seed, i, lo, hi) for i in range(cfg["n_tasks"])]

@@ -1,0 +1,253 @@
+"""Issue 19, coherent errors, for doc_qa: an injected step must not contradict itself.
+
+`contradiction` reads ONE step (its text, tool and arguments) and says why it contradicts
+itself, or None: the entity the text names differs from the tool argument, the text
+announces another tool than the one called, a fact's value is not of the kind its relation
+gives, or a message's request or candidate does not follow from the facts it lists. It
+must flag no step of the slip-free reference rollouts and no replacement made by the
+package's operators (else an attributor could find the error without reading the run), and
+it must flag the contradictions the audit found (so it is a real check)."""
+
+from __future__ import annotations
+
+import random
+import re
+from itertools import pairwise
+
+import polars as pl
+import pytest
+
+from whowhen.benchmarks.doc_qa import actions as A
+from whowhen.benchmarks.doc_qa.actions import parse_facts
+from whowhen.benchmarks.doc_qa.operators import OPERATORS
+from whowhen.benchmarks.doc_qa.tasks import CITIES, COMPANIES, FIRST, LAST
+from whowhen.injection.plan import plan_injections
+from whowhen.rollouts import run_rollouts
+from whowhen.runtime import Action
+from whowhen.runtime.records import steps_from_rows
+
+from .conftest import MAX_STEPS
+from .operator_checks import TAXONOMY, rollouts
+
+SYSTEMS = ("react", "orchestrator")
+_COUNTRIES = set(CITIES.values())
+_VALUE_KIND = {
+    "parent company": "company",
+    "founder": "person",
+    "birth city": "city",
+    "country": "country",
+}
+# the forms that name what is searched, read or answered: (form, tool, argument, field)
+_TOOL_FORMS = (
+    *((f, "search", "query", "subject") for f in (A.SEARCH, A.SEARCH_NEXT, A.REFINE, A.RETRY)),
+    (A.BROAD_SEARCH, "search", "query", "query"),
+    (A.PHRASE, "search", "query", "query"),
+    (A.CHECK_SEARCH, "search", "query", "answer"),
+    (A.DETOUR, "read", "title", "title"),
+    *((f, "read", "title", "subject") for f in (A.READ, A.BACK, A.VERIFY_READ)),
+    *((f, "final_answer", "answer", "answer") for f in (A.ANSWER, A.GIVE_UP, A.FINAL)),
+)
+_ANNOUNCES = (  # words that announce a tool, for texts no form above matches
+    (re.compile(r"\b(?:answer is|final answer)\b", re.I), "final_answer"),
+    (re.compile(r"\b(?:I will (?:re-)?read|[Rr]eading|Opening)\b"), "read"),
+    (re.compile(r"\b(?:I will (?:look up|search)|[Ss]earching)\b"), "search"),
+)
+
+
+def _kind(name: str) -> str | None:
+    if name in COMPANIES:
+        return "company"
+    if name in CITIES:
+        return "city"
+    if name in _COUNTRIES:
+        return "country"
+    first, _, last = name.partition(" ")
+    return "person" if first in FIRST and last in LAST else None
+
+
+def _fact_problem(rel: str, subject: str, value: str) -> str | None:
+    kind = _kind(value)
+    if kind is not None and kind != _VALUE_KIND[rel]:
+        return f"the {rel} of {subject} is a {kind} ({value})"
+    return None
+
+
+def _message_problem(text: str) -> str | None:
+    """A message whose facts, request or candidate contradict each other."""
+    for form in (A.REPORT, A.CHECK, A.CONFIRM):
+        if f := form.fields(text):
+            return _fact_problem(f["rel"], f["subject"], f["value"])
+    if f := A.NEXT_REQUEST.fields(text):
+        if f["asked"] != f["value"]:
+            return f"found {f['value']} but asks about {f['asked']}"
+        return _fact_problem(f["rel"], f["subject"], f["value"])
+    if f := A.HANDOFF.fields(text):
+        chain = parse_facts(f["facts"])
+        if not chain:
+            return "a hand-off fact out of form"
+        for (_, _, value), (_, subject, _) in pairwise(chain):
+            if subject != value:
+                return f"the facts jump from {value} to {subject}"
+        for fact in chain:
+            if problem := _fact_problem(*fact):
+                return problem
+        _, subject, value = chain[-1]
+        if f["answer"] != value:
+            return f"the facts lead to {value} but the candidate is {f['answer']}"
+        if f["subject"] != subject:
+            return f"{value} comes from the document on {subject}, not on {f['subject']}"
+        return None
+    if f := A.REJECT.fields(text):
+        return (
+            f"rejects {f['answer']} while the document gives it"
+            if f["found"] == f["answer"]
+            else None
+        )
+    if A.FIRST_REQUEST.read(text) or A.NOT_FOUND.read(text):
+        return None
+    for pattern, tool in _ANNOUNCES:
+        if pattern.search(text):
+            return f"a message announcing {tool}"
+    return None
+
+
+def contradiction(action: Action) -> str | None:
+    """Why this one step contradicts itself (None if it does not), from its text, tool and
+    arguments alone."""
+    text, args = action.content, action.tool_args or {}
+    if action.tool is None:
+        return _message_problem(text)
+    for form, tool, arg, field in _TOOL_FORMS:
+        f = form.fields(text)
+        if f is None:
+            continue
+        if tool != action.tool:
+            return f"the text announces {tool} but calls {action.tool}"
+        if str(args.get(arg, "")) != f[field]:
+            return f"the text names {f[field]} but {arg} is {args.get(arg)!r}"
+        if form is A.SEARCH_NEXT:
+            return _fact_problem(f["prev"], f["prev_subject"], f["subject"])
+        return None
+    for pattern, tool in _ANNOUNCES:
+        if pattern.search(text) and tool != action.tool:
+            return f"the text announces {tool} but calls {action.tool}"
+    return None
+
+
+def _agent_actions(steps: pl.DataFrame) -> list[Action]:
+    rows = steps.filter(pl.col("kind").is_in(["action", "message"]) & (pl.col("actor") != "user"))
+    return [s.as_action() for s in steps_from_rows(rows.to_dicts()) if s.is_agent_step]
+
+
+def _replacements(system: str) -> list[Action]:
+    """Every replacement of the package's operators: planned injections of every mode (as
+    the pipeline makes them), and each operator applied to every agent step."""
+    runs, steps = rollouts("doc_qa", system)
+    out = []
+    for seed in (3, 4):
+        plan = plan_injections(runs, steps, TAXONOMY, seed, 8, sorted(OPERATORS))
+        out += [Action.from_json(a) for a in plan["replacement_action"]]
+    for run_id in runs.filter(pl.col("success"))["run_id"]:
+        rows = steps.filter(pl.col("run_id") == run_id).sort("step").to_dicts()
+        history = steps_from_rows(rows)
+        for i, step in enumerate(history):
+            if not step.is_agent_step or step.actor == "user":
+                continue
+            for op in OPERATORS.values():
+                rng = random.Random(f"{run_id}:{i}")
+                action = step.as_action()
+                made = op(action, rng, history[:i]) if _takes_history(op) else op(action, rng)
+                if made is not None and made != action:
+                    out.append(made)
+    return out
+
+
+def _takes_history(op: object) -> bool:
+    import inspect
+
+    return len(inspect.signature(op).parameters) >= 3  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_no_reference_step_is_flagged(system: str) -> None:
+    _, steps, _ = run_rollouts("doc_qa", system, {"n_tasks": 30}, 1, 0.0, MAX_STEPS)
+    actions = _agent_actions(steps)
+    assert len(actions) > 100
+    flagged = [(a, why) for a in actions if (why := contradiction(a))]
+    assert not flagged, flagged[:3]
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_no_replacement_is_flagged(system: str) -> None:
+    made = _replacements(system)
+    assert len(made) > 100
+    flagged = [(a, why) for a in made if (why := contradiction(a))]
+    assert not flagged, f"{len(flagged)}/{len(made)} flagged: {flagged[:3]}"
+
+
+def test_the_check_flags_the_contradictions_the_audit_found() -> None:
+    bad = [
+        Action(
+            "assistant", "I will read the document on Juniper Grid.", "read", {"title": "Ironleaf"}
+        ),
+        Action(
+            "assistant",
+            "Opening the document titled Lena Weiss to find the birth city.",
+            "read",
+            {"title": "Lena Novak"},
+        ),
+        Action(
+            "assistant",
+            "So the chain ends at Porto, from the document on Lena Weiss. The answer is Porto.",
+            "final_answer",
+            {"answer": "Lyon"},
+        ),
+        Action(
+            "assistant",
+            "The document on Lena Weiss gives Porto, the last link of the chain. "
+            "The answer is Porto.",
+            "read",
+            {"title": "Porto"},
+        ),
+        Action(
+            "assistant",
+            "I need the founder of Emberly; I will search the corpus for Emberly.",
+            "search",
+            {"query": "Ironleaf"},
+        ),
+        Action(
+            "assistant",
+            "The founder of Emberly is Porto. Next I search for Porto to find the birth city.",
+            "search",
+            {"query": "Porto"},
+        ),
+        Action(
+            "verifier",
+            "The document on Lena Weiss confirms Porto. Final answer: Porto.",
+            "final_answer",
+            {"answer": "Graz"},
+        ),
+        Action("researcher", "To orchestrator: the birth city of Lena Weiss is Lena Novak."),
+        Action(
+            "orchestrator",
+            "To researcher: the founder of Emberly is Lena Weiss. "
+            "Find the birth city of Lena Novak.",
+        ),
+        Action(
+            "orchestrator",
+            "To verifier: the founder of Emberly is Lena Weiss; the birth city of Lena Weiss is "
+            "Porto. Candidate answer: Lena Weiss. "
+            "Please confirm it against the document on Emberly.",
+        ),
+        Action(
+            "verifier",
+            "To orchestrator: confirmed, the document on Emberly gives Porto as the founder.",
+        ),
+        Action("assistant", "To be sure I will read it again.", "search", {"query": "Porto"}),
+    ]
+    for action in bad:
+        assert contradiction(action), action
+    good = Action(
+        "assistant", "I will read the document on Ironleaf.", "read", {"title": "Ironleaf"}
+    )
+    assert contradiction(good) is None

@@ -1,0 +1,229 @@
+"""Issue 19, coherent errors, for web_shop: an injected step must not contradict itself.
+
+`contradiction` reads ONE step (its text, tool and arguments) and says why it contradicts
+itself, or None: the text announces another tool than the one called, the option value or
+item the text says it chooses is not the argument, the chosen item is not listed as the
+text lists it, its price does not fit the budget the text states, or a report names two
+items. It must flag no step of the slip-free reference rollouts and no replacement made by
+the package's operators (else an attributor could find the error without reading the run),
+and it must flag the contradictions the audit found (so it is a real check)."""
+
+from __future__ import annotations
+
+import inspect
+import random
+import re
+from collections.abc import Callable
+
+import polars as pl
+import pytest
+
+from whowhen.agents.phrasing import Form
+from whowhen.benchmarks.web_shop import actions as A
+from whowhen.benchmarks.web_shop.actions import LISTED
+from whowhen.benchmarks.web_shop.operators import OPERATORS
+from whowhen.injection.plan import plan_injections
+from whowhen.rollouts import run_rollouts
+from whowhen.runtime import Action
+from whowhen.runtime.records import steps_from_rows
+
+from .conftest import MAX_STEPS
+from .operator_checks import TAXONOMY, rollouts
+
+SYSTEMS = ("react", "orchestrator")
+# what a sentence says the agent will do -> the tool that does it, tried in order
+_ANNOUNCES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bI will check out\b"), "checkout"),
+    (re.compile(r"\bI will add (?:it|the \w+) to the cart\b"), "add_to_cart"),
+    (re.compile(r"\bI will select\b"), "select_option"),
+    (re.compile(r"\bI will search\b|\bSearching\b"), "search"),
+    (re.compile(r"\bI will (?:open|go back|remove)\b"), "click"),
+)
+# form -> (tool, the argument it sets, what the text says it is)
+_TOOL_FORMS: tuple[tuple[Form, str, str | None, Callable[[dict], str] | None], ...] = (
+    (A.SEARCH, "search", "query", lambda f: f["noun"]),
+    (A.RETRY, "search", "query", lambda f: f["noun"]),
+    (A.COLOUR_SEARCH, "search", "query", lambda f: f["query"]),
+    (A.CLICK, "click", "target", lambda f: re.search(r"\((P\d+),", f["choice"]).group(1)),
+    (A.NEXT_PAGE, "click", "target", lambda f: "next"),
+    (A.SCAN, "click", "target", lambda f: "next"),
+    *(
+        (form, "click", "target", lambda f: "back")
+        for form in (A.SCAN_BACK, A.BACK, A.BACK_CART, A.BACK_NAMED, A.EMPTY_BACK)
+    ),
+    (A.VIEW_CART, "click", "target", lambda f: "cart"),
+    (A.TO_CART, "click", "target", lambda f: "cart"),
+    (A.REMOVE, "click", "target", lambda f: f"remove {f['item']}"),
+    (A.OPEN_NAMED, "click", "target", lambda f: f["item"]),
+    (A.SELECT, "select_option", None, None),
+    (A.ADD, "add_to_cart", None, None),
+    (A.CHECKOUT, "checkout", None, None),
+    (A.NONE_FITS, "checkout", None, None),
+    (A.APPROVE, "checkout", None, None),
+)
+
+
+def _announced(text: str) -> str | None:
+    return next((tool for pattern, tool in _ANNOUNCES if pattern.search(text)), None)
+
+
+def _cents(price: str) -> int:
+    dollars, cents = price.lstrip("$").split(".")
+    return int(dollars) * 100 + int(cents)
+
+
+def _click_problem(f: dict[str, str]) -> str | None:
+    listed = {
+        f"{n} ({i}, ${d}.{c})": int(d) * 100 + int(c) for n, i, d, c in LISTED.findall(f["listing"])
+    }
+    choice, cap = f["choice"], int(f["cap"])
+    if choice not in listed:
+        return f"{choice} is not listed as the text lists it"
+    if listed[choice] >= cap * 100:
+        return f"{choice} is said to fit the ${cap} budget"
+    return None
+
+
+def _message_problem(text: str) -> str | None:
+    if (f := A.ADDED.fields(text)) and not f["line"].startswith(f["item"] + " "):
+        return f"reports adding {f['item']} while the cart line is {f['line']}"
+    if (f := A.ITEM_OK.fields(text)) and _cents(f["price"]) >= int(f["cap"]) * 100:
+        return f"approves {f['price']} as under ${f['cap']}"
+    if tool := _announced(text.split(": ", 1)[-1]):
+        return f"a message announcing {tool}"
+    return None
+
+
+def contradiction(action: Action) -> str | None:
+    """Why this one step contradicts itself (None if it does not), from its text, tool and
+    arguments alone."""
+    text, args = action.content, action.tool_args or {}
+    if action.tool is None:
+        return _message_problem(text)
+    for form, tool, arg, said in _TOOL_FORMS:
+        f = form.fields(text)
+        if f is None:
+            continue
+        if tool != action.tool:
+            return f"the text announces {tool} but calls {action.tool}"
+        if arg is not None and said is not None and str(args.get(arg, "")) != said(f):
+            return f"the text says {arg} {said(f)} but calls {args}"
+        if form is A.CLICK:
+            return _click_problem(f)
+        if form is A.SELECT:
+            if (args.get("name"), args.get("value")) != (f["name"], f["value"]):
+                return f"the text selects {f['name']} {f['value']} but calls {args}"
+            if f["value"] not in [v.strip() for v in f["values"].split(",")]:
+                return f"{f['value']} is not among the options the text lists"
+        return None
+    said = _announced(text)
+    if said is not None and said != action.tool:
+        return f"the text announces {said} but calls {action.tool}"
+    return None
+
+
+def _agent_actions(steps: pl.DataFrame) -> list[Action]:
+    rows = steps.filter(pl.col("kind").is_in(["action", "message"]) & (pl.col("actor") != "user"))
+    return [s.as_action() for s in steps_from_rows(rows.to_dicts()) if s.is_agent_step]
+
+
+def _takes_history(op: object) -> bool:
+    return len(inspect.signature(op).parameters) >= 3  # type: ignore[arg-type]
+
+
+def _replacements(system: str) -> list[Action]:
+    """Every replacement of the package's operators: planned injections of every mode (as
+    the pipeline makes them), and each operator applied to every agent step."""
+    runs, steps = rollouts("web_shop", system)
+    out = []
+    for seed in (3, 4):
+        plan = plan_injections(runs, steps, TAXONOMY, seed, 8, sorted(OPERATORS))
+        out += [Action.from_json(a) for a in plan["replacement_action"]]
+    for run_id in runs.filter(pl.col("success"))["run_id"]:
+        rows = steps.filter(pl.col("run_id") == run_id).sort("step").to_dicts()
+        history = steps_from_rows(rows)
+        for i, step in enumerate(history):
+            if not step.is_agent_step or step.actor == "user":
+                continue
+            for op in OPERATORS.values():
+                rng = random.Random(f"{run_id}:{i}")
+                action = step.as_action()
+                made = op(action, rng, history[:i]) if _takes_history(op) else op(action, rng)
+                if made is not None and made != action:
+                    out.append(made)
+    return out
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_no_reference_step_is_flagged(system: str) -> None:
+    _, steps, _ = run_rollouts("web_shop", system, {"n_tasks": 30}, 1, 0.0, MAX_STEPS)
+    actions = _agent_actions(steps)
+    assert len(actions) > 100
+    flagged = [(a, why) for a in actions if (why := contradiction(a))]
+    assert not flagged, flagged[:3]
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_no_replacement_is_flagged(system: str) -> None:
+    made = _replacements(system)
+    assert len(made) > 100
+    flagged = [(a, why) for a in made if (why := contradiction(a))]
+    assert not flagged, f"{len(flagged)}/{len(made)} flagged: {flagged[:3]}"
+
+
+HEAD = "The results list these lamps: Aurora Lamp (P9088, $19.00), Nordic Lamp (P8724, $53.00). "
+
+
+def test_the_check_flags_the_contradictions_the_audit_found() -> None:
+    select = "Options for the lamp's colour: black, grey, pink. I will select colour black."
+    opens = f"{HEAD}Aurora Lamp (P9088, $19.00) fits the $35 budget; I will open it."
+    bad = [
+        Action("assistant", select, "select_option", {"name": "colour", "value": "grey"}),
+        Action(
+            "assistant",
+            "Options for the lamp's colour: black, grey. I will select colour pink.",
+            "select_option",
+            {"name": "colour", "value": "pink"},
+        ),
+        Action("assistant", "The lamp is in the cart; I will check out.", "add_to_cart", {}),
+        Action(
+            "assistant",
+            "All options for the lamp are set; I will add it to the cart.",
+            "checkout",
+            {},
+        ),
+        Action("assistant", opens, "click", {"target": "P8724"}),
+        Action(
+            "assistant",
+            f"{HEAD}Nordic Lamp (P8724, $53.00) fits the $35 budget; I will open it.",
+            "click",
+            {"target": "P8724"},
+        ),
+        Action(
+            "assistant", "I will search the shop for the lamp.", "search", {"query": "lamp shade"}
+        ),
+        Action("buyer", "I will open item P9088.", "click", {"target": "P8724"}),
+        Action(
+            "buyer",
+            "To orchestrator: added item P9088 to the cart: "
+            "P8724 Nordic Lamp (colour=red) | $53.00.",
+        ),
+    ]
+    for action in bad:
+        assert contradiction(action), action
+    assert contradiction(Action("assistant", opens, "click", {"target": "P9088"})) is None
+    more = [
+        Action("assistant", "I will open the cart and check the lamp's line.", "checkout", {}),
+        Action(
+            "verifier",
+            "To orchestrator: item P8724 costs $53.00, under $35, and offers colour red; go ahead.",
+        ),
+        Action(
+            "assistant",
+            "Nothing left to try here under $35. I will open the next page of lamps.",
+            "click",
+            {"target": "back"},
+        ),
+    ]
+    for action in more:
+        assert contradiction(action), action
