@@ -5,24 +5,16 @@ it must catch the step-only contradictions the audit found (so it is a real chec
 
 from __future__ import annotations
 
-import inspect
-import random
 import re
-from functools import cache
 
 import pytest
 
-from whowhen.benchmarks.base import Operator
 from whowhen.benchmarks.chart_qa.actions import APPROVALS, AXIS, OVERVIEW, conclude, parse_values
 from whowhen.benchmarks.chart_qa.operators import OPERATORS
 from whowhen.benchmarks.chart_qa.tasks import CITIES
-from whowhen.injection.plan import plan_injections
-from whowhen.rollouts import run_rollouts
-from whowhen.runtime import Action, Step
-from whowhen.runtime.records import steps_from_rows
+from whowhen.runtime import Action
 
-from .conftest import MAX_STEPS
-from .operator_checks import TAXONOMY, rollouts
+from .coherence_checks import direct_test, planned_test, reference_test
 
 BENCHMARK = "chart_qa"
 SYSTEMS = ("react", "orchestrator")
@@ -140,87 +132,9 @@ def contradiction(action: Action) -> str | None:
     return None
 
 
-# --- the steps the check reads -----------------------------------------------------------
-
-
-def _agent_actions(steps) -> list[Action]:
-    rows = steps.filter(steps["kind"].is_in(["action", "message"]) & (steps["actor"] != "user"))
-    return [
-        Action(s.actor, s.content, s.tool, s.tool_args)
-        for s in steps_from_rows(rows.sort("run_id", "step").to_dicts())
-    ]
-
-
-@cache
-def reference_actions(system: str) -> tuple[Action, ...]:
-    """Every agent step of slip-free reference rollouts."""
-    _, steps, _ = run_rollouts(BENCHMARK, system, {"n_tasks": 30}, 1, 0.0, MAX_STEPS)
-    return tuple(_agent_actions(steps))
-
-
-@cache
-def planned_replacements(system: str) -> tuple[tuple[str, Action], ...]:
-    """(mode, replacement) of the injections planned for each of the package's modes, as
-    the injection stage plans them (rollouts with slips, so recoveries are there too)."""
-    runs, steps = rollouts(BENCHMARK, system)
-    out: list[tuple[str, Action]] = []
-    for mode in OPERATORS:
-        plan = plan_injections(runs, steps, TAXONOMY, 3, 3, [mode])
-        out += [(mode, Action.from_json(a)) for a in plan["replacement_action"]]
-    return tuple(out)
-
-
-def _apply(op: Operator, action: Action, rng: random.Random, history: list[Step]):
-    """Call an operator as the registry does (with the history when it takes one)."""
-    if len(inspect.signature(op).parameters) >= 3:
-        return op(action, rng, history)
-    return op(action, rng)
-
-
-@cache
-def direct_replacements(system: str) -> tuple[tuple[str, Action], ...]:
-    """(mode, replacement) of every package operator applied to every agent step of the
-    rollouts, with its history, under three seeds: every form an operator can produce."""
-    _, steps = rollouts(BENCHMARK, system)
-    out: list[tuple[str, Action]] = []
-    for (run_id,), run in steps.sort("step").group_by(["run_id"], maintain_order=True):
-        history: list[Step] = steps_from_rows(run.to_dicts())
-        for i, step in enumerate(history):
-            if step.kind not in ("action", "message") or step.actor == "user":
-                continue
-            original = Action(step.actor, step.content, step.tool, step.tool_args)
-            if contradiction(original):  # a slip of the rollouts' slip model: not ours
-                continue
-            for mode, op in OPERATORS.items():
-                for seed in range(3):
-                    rng = random.Random(f"{run_id}:{i}:{mode}:{seed}")
-                    new = _apply(op, original, rng, history[:i])
-                    if new is not None and new != original:
-                        out.append((mode, new))
-    return tuple(out)
-
-
-# --- the tests ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("system", SYSTEMS)
-def test_no_reference_step_is_flagged(system: str) -> None:
-    flagged = [(a, contradiction(a)) for a in reference_actions(system) if contradiction(a)]
-    assert reference_actions(system) and not flagged, flagged[:3]
-
-
-@pytest.mark.parametrize("system", SYSTEMS)
-def test_no_planned_replacement_is_flagged(system: str) -> None:
-    planned = planned_replacements(system)
-    flagged = [(m, a, contradiction(a)) for m, a in planned if contradiction(a)]
-    assert planned and not flagged, flagged[:3]
-
-
-@pytest.mark.parametrize("system", SYSTEMS)
-def test_no_operator_output_is_flagged(system: str) -> None:
-    produced = direct_replacements(system)
-    flagged = [(m, a, contradiction(a)) for m, a in produced if contradiction(a)]
-    assert produced and not flagged, flagged[:3]
+test_no_reference_step_is_flagged = reference_test(BENCHMARK, SYSTEMS, contradiction)
+test_no_planned_replacement_is_flagged = planned_test(BENCHMARK, SYSTEMS, OPERATORS, contradiction)
+test_no_operator_output_is_flagged = direct_test(BENCHMARK, SYSTEMS, OPERATORS, contradiction)
 
 
 LIST = "Split 68, Porto 18, Bern 53"

@@ -10,25 +10,18 @@ it must flag the contradictions the audit found (so it is a real check)."""
 
 from __future__ import annotations
 
-import random
 import re
 from itertools import pairwise
-
-import polars as pl
-import pytest
 
 from whowhen.benchmarks.doc_qa import actions as A
 from whowhen.benchmarks.doc_qa.actions import parse_facts
 from whowhen.benchmarks.doc_qa.operators import OPERATORS
 from whowhen.benchmarks.doc_qa.tasks import CITIES, COMPANIES, FIRST, LAST
-from whowhen.injection.plan import plan_injections
-from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action
-from whowhen.runtime.records import steps_from_rows
 
-from .conftest import MAX_STEPS
-from .operator_checks import TAXONOMY, rollouts
+from .coherence_checks import all_modes_test, reference_test
 
+BENCHMARK = "doc_qa"
 SYSTEMS = ("react", "orchestrator")
 _COUNTRIES = set(CITIES.values())
 _VALUE_KIND = {
@@ -134,55 +127,8 @@ def contradiction(action: Action) -> str | None:
     return None
 
 
-def _agent_actions(steps: pl.DataFrame) -> list[Action]:
-    rows = steps.filter(pl.col("kind").is_in(["action", "message"]) & (pl.col("actor") != "user"))
-    return [s.as_action() for s in steps_from_rows(rows.to_dicts()) if s.is_agent_step]
-
-
-def _replacements(system: str) -> list[Action]:
-    """Every replacement of the package's operators: planned injections of every mode (as
-    the pipeline makes them), and each operator applied to every agent step."""
-    runs, steps = rollouts("doc_qa", system)
-    out = []
-    for seed in (3, 4):
-        plan = plan_injections(runs, steps, TAXONOMY, seed, 8, sorted(OPERATORS))
-        out += [Action.from_json(a) for a in plan["replacement_action"]]
-    for run_id in runs.filter(pl.col("success"))["run_id"]:
-        rows = steps.filter(pl.col("run_id") == run_id).sort("step").to_dicts()
-        history = steps_from_rows(rows)
-        for i, step in enumerate(history):
-            if not step.is_agent_step or step.actor == "user":
-                continue
-            for op in OPERATORS.values():
-                rng = random.Random(f"{run_id}:{i}")
-                action = step.as_action()
-                made = op(action, rng, history[:i]) if _takes_history(op) else op(action, rng)
-                if made is not None and made != action:
-                    out.append(made)
-    return out
-
-
-def _takes_history(op: object) -> bool:
-    import inspect
-
-    return len(inspect.signature(op).parameters) >= 3  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize("system", SYSTEMS)
-def test_no_reference_step_is_flagged(system: str) -> None:
-    _, steps, _ = run_rollouts("doc_qa", system, {"n_tasks": 30}, 1, 0.0, MAX_STEPS)
-    actions = _agent_actions(steps)
-    assert len(actions) > 100
-    flagged = [(a, why) for a in actions if (why := contradiction(a))]
-    assert not flagged, flagged[:3]
-
-
-@pytest.mark.parametrize("system", SYSTEMS)
-def test_no_replacement_is_flagged(system: str) -> None:
-    made = _replacements(system)
-    assert len(made) > 100
-    flagged = [(a, why) for a in made if (why := contradiction(a))]
-    assert not flagged, f"{len(flagged)}/{len(made)} flagged: {flagged[:3]}"
+test_no_reference_step_is_flagged = reference_test(BENCHMARK, SYSTEMS, contradiction, 101)
+test_no_replacement_is_flagged = all_modes_test(BENCHMARK, SYSTEMS, OPERATORS, contradiction)
 
 
 def test_the_check_flags_the_contradictions_the_audit_found() -> None:

@@ -14,26 +14,26 @@ from __future__ import annotations
 
 import ast
 import builtins
-import inspect
-import random
 import re
-from collections.abc import Callable
 
-import polars as pl
 import pytest
 
 from whowhen.benchmarks.humaneval.actions import kind_of, probe_program, split_program
 from whowhen.benchmarks.humaneval.operators import OPERATORS as HUMANEVAL_OPERATORS
-from whowhen.injection.plan import plan_injections
-from whowhen.rollouts import run_rollouts
-from whowhen.runtime import Action, Step
-from whowhen.runtime.records import steps_from_rows
+from whowhen.runtime import Action
 
-from .conftest import MAX_STEPS
-from .operator_checks import TAXONOMY, rollouts
+from .coherence_checks import (
+    direct_replacements,
+    planned_replacements,
+    reference_test,
+    replacement_test,
+    table,
+)
 
+BENCHMARK = "humaneval"
 SYSTEMS = ("code_act", "pipeline")
 N_TASKS = 15
+OPERATORS = table(HUMANEVAL_OPERATORS)
 
 _MESSAGE = re.compile(r"^To (\w+): ")
 _SUBMITS = re.compile(r"\bsubmit", re.I)
@@ -235,59 +235,31 @@ def test_the_check_counts_the_examples_a_run_checks() -> None:
 # --- (a) reference steps, (b) every injected replacement -----------------------------------
 
 
-def _agent_actions(steps: pl.DataFrame) -> list[Action]:
-    rows = steps.filter(pl.col("kind").is_in(["action", "message"])).to_dicts()
-    return [s.as_action() for s in steps_from_rows(rows) if s.is_agent_step]
-
-
-@pytest.mark.parametrize("system", SYSTEMS)
-def test_no_reference_step_is_flagged(system: str) -> None:
-    _, steps, _ = run_rollouts("humaneval", system, {"n_tasks": N_TASKS}, 1, 0.0, MAX_STEPS)
-    actions = _agent_actions(steps)
-    assert len(actions) >= 2 * N_TASKS
-    flagged = [(a, why) for a in actions if (why := contradiction(a))]
-    assert not flagged, flagged[:3]
-
-
-@pytest.mark.parametrize("system", SYSTEMS)
-def test_no_planned_injection_is_flagged(system: str) -> None:
-    runs, steps = rollouts("humaneval", system, N_TASKS)
-    modes = sorted(HUMANEVAL_OPERATORS)
-    plan = pl.concat([plan_injections(runs, steps, TAXONOMY, seed, 6, modes) for seed in (1, 2)])
-    assert plan.height >= N_TASKS
-    replacements = [Action.from_json(r) for r in plan["replacement_action"]]
-    flagged = [(a, why) for a in replacements if (why := contradiction(a))]
-    assert not flagged, flagged[:3]
+test_no_reference_step_is_flagged = reference_test(
+    BENCHMARK, SYSTEMS, contradiction, at_least=2 * N_TASKS, n_tasks=N_TASKS
+)
+test_no_planned_injection_is_flagged = replacement_test(
+    SYSTEMS,
+    contradiction,
+    lambda system: planned_replacements(
+        BENCHMARK, system, OPERATORS, seeds=(1, 2), per_run=6, together=True, n_tasks=N_TASKS
+    ),
+    at_least=N_TASKS,
+)
 
 
 def test_no_operator_replacement_is_flagged() -> None:
-    """Every operator of the package on every agent step of both systems' rollouts (with
-    the history before the step), for a few seeds."""
+    """Every operator of the package on every agent step of both systems' successful
+    rollouts (with the history before the step), for a few seeds."""
     produced: dict[str, int] = dict.fromkeys(HUMANEVAL_OPERATORS, 0)
     flagged = []
     for system in SYSTEMS:
-        runs, steps = rollouts("humaneval", system, N_TASKS)
-        for run_id in runs.filter(pl.col("success"))["run_id"]:
-            history = steps_from_rows(steps.filter(pl.col("run_id") == run_id).to_dicts())
-            for t, step in enumerate(history):
-                if not step.is_agent_step:
-                    continue
-                for mode, op in HUMANEVAL_OPERATORS.items():
-                    for seed in range(2):
-                        new = _apply(op, step.as_action(), random.Random(seed), history[:t])
-                        if new is None or new == step.as_action():
-                            continue
-                        produced[mode] += 1
-                        if why := contradiction(new):
-                            flagged.append((mode, new, why))
+        made = direct_replacements(
+            BENCHMARK, system, OPERATORS, seeds=(0, 1), successful_only=True, n_tasks=N_TASKS
+        )
+        for mode, new in made:
+            produced[mode] += 1
+            if why := contradiction(new):
+                flagged.append((mode, new, why))
     assert all(produced.values()), produced
     assert not flagged, flagged[:3]
-
-
-def _apply(
-    op: Callable[..., Action | None], action: Action, rng: random.Random, history: list[Step]
-) -> Action | None:
-    """Call an operator with the history when it takes one (as the registry does)."""
-    if len(inspect.signature(op).parameters) >= 3:
-        return op(action, rng, history)
-    return op(action, rng)

@@ -12,27 +12,19 @@ the builders.
 
 from __future__ import annotations
 
-import random
 import re
-from typing import Any
 
-import polars as pl
 import pytest
 
 from whowhen.benchmarks.table_qa import SPEC
 from whowhen.injection.operators import build_operators
-from whowhen.injection.plan import plan_injections
-from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action, Step
-from whowhen.runtime.records import steps_from_frame, steps_from_rows
-from whowhen.schema import NON_AGENT_ACTORS
-from whowhen.taxonomy import Mode
 
-from .conftest import MAX_STEPS
-from .operator_checks import TAXONOMY, rollouts
+from .coherence_checks import modes_test, reference_test, swept_test
 
 BENCHMARK = "table_qa"
 SYSTEMS = tuple(SPEC.policies)
+OPERATORS = build_operators([SPEC], generic={})  # this package's only: no generic slip
 _ANNOUNCE = re.compile(r"\bI will (?:compute|query|run)\b", re.I)
 _ANSWER_WORDS = re.compile(r"(?:the answer is|final answer:)\s*(\S*?)\.?$", re.I)
 _PROPOSED = re.compile(r"Proposed answer: (\S+?)\.$")
@@ -111,75 +103,9 @@ def contradiction(step: Action | Step) -> str | None:
     return None
 
 
-def _agent_steps(steps: pl.DataFrame) -> list[Step]:
-    agent = steps.filter(
-        pl.col("kind").is_in(["action", "message"]) & ~pl.col("actor").is_in(NON_AGENT_ACTORS)
-    )
-    return steps_from_frame(agent)
-
-
-OPERATORS = build_operators([SPEC], generic={})
-"""This package's operators only (no generic slip, no other benchmark's): mode -> one
-operator that tries the mode's operators in order, as the injection stage does."""
-
-
-def _package_only(
-    original: Action, mode: Mode, context: list[dict[str, Any]], rng: random.Random
-) -> Action | None:
-    return OPERATORS[mode.id](original, rng, steps_from_rows(context))
-
-
-def planned_replacements(system: str, seed: int = 3, per_run: int = 3) -> list[tuple[str, Action]]:
-    """(mode, replacement) of injections planned for every mode of the package on the
-    rollouts the coverage test uses (slips on, so recoveries are there to inject into)."""
-    runs, steps = rollouts(BENCHMARK, system)
-    out = []
-    for mode in OPERATORS:
-        plan = plan_injections(runs, steps, TAXONOMY, seed, per_run, [mode], _package_only)
-        out += [(mode, Action.from_json(a)) for a in plan["replacement_action"]]
-    return out
-
-
-def every_replacement(system: str) -> list[tuple[str, Action]]:
-    """(mode, replacement) for every agent step of the rollouts, every mode, three rng
-    seeds: more than the plan samples, so no step form is missed."""
-    _, steps = rollouts(BENCHMARK, system)
-    out = []
-    for run_id in steps["run_id"].unique(maintain_order=True):
-        history = steps_from_frame(steps.filter(pl.col("run_id") == run_id))
-        for i, step in enumerate(history):
-            if step.kind not in ("action", "message") or step.actor in NON_AGENT_ACTORS:
-                continue
-            for mode, op in OPERATORS.items():
-                for seed in range(3):
-                    replaced = op(step.as_action(), random.Random(seed), history[:i])
-                    if replaced is not None and replaced != step.as_action():
-                        out.append((mode, replaced))
-    return out
-
-
-@pytest.mark.parametrize("system", SYSTEMS)
-def test_reference_steps_are_consistent(system: str) -> None:
-    _, steps, _ = run_rollouts(BENCHMARK, system, {"n_tasks": 30}, 1, 0.0, MAX_STEPS)
-    agent = _agent_steps(steps)
-    assert len(agent) >= 60
-    flagged = [(s.content, s.tool_args, why) for s in agent if (why := contradiction(s))]
-    assert not flagged, flagged[:3]
-
-
-@pytest.mark.parametrize("system", SYSTEMS)
-def test_operator_replacements_are_consistent(system: str) -> None:
-    planned = planned_replacements(system)
-    swept = every_replacement(system)
-    assert planned and swept
-    for name, found in (("planned", planned), ("swept", swept)):
-        flagged = [(m, a.content, a.tool_args, why) for m, a in found if (why := contradiction(a))]
-        assert not flagged, (name, len(flagged), len(found), flagged[:3])
-
-
-def test_every_mode_of_the_package_was_checked() -> None:
-    modes = {m for system in SYSTEMS for m, _ in every_replacement(system)}
-    assert modes == set(OPERATORS)
+test_reference_steps_are_consistent = reference_test(BENCHMARK, SYSTEMS, contradiction, 60)
+test_operator_replacements_are_consistent = swept_test(BENCHMARK, SYSTEMS, OPERATORS, contradiction)
+test_every_mode_of_the_package_was_checked = modes_test(BENCHMARK, SYSTEMS, OPERATORS)
 
 
 _TEXT = "I will compute the total units of lamps in the North region for month 3 with one query."

@@ -155,3 +155,21 @@ def test_strict_audit_fails_the_stage_and_names_the_probe(tmp_path) -> None:
         audit(data, opts, str(tmp_path / "leakage.csv"))
     table = audit(data, opts | {"strict_audit": False}, str(tmp_path / "leakage.csv"))
     assert pl.read_csv(tmp_path / "leakage.csv").equals(table)
+
+
+def test_step_kind_prior_reads_no_text_and_finds_a_kind_prior() -> None:
+    data = synthetic(seed=8)
+    gold = dict(data["labels"].select("run_id", "decisive_step").iter_rows())
+    # the gold step is the run's one `sql` call among calculator calls: a kind prior
+    steps = data["steps"].with_columns(
+        pl.when(pl.col("step") == pl.col("run_id").replace_strict(gold, default=-1))
+        .then(pl.lit("sql"))
+        .otherwise(pl.col("tool"))
+        .alias("tool")
+    )
+    table = leakage_audit(data["runs"], steps, data["labels"], margin=0.05)
+    kind = table.filter((pl.col("probe") == "step_kind_prior") & (pl.col("subset") == "all"))
+    assert kind["accuracy"][0] == 1.0 and kind["leak"][0]
+    clean = leakage_audit(data["runs"], data["steps"], data["labels"], margin=0.05)
+    kind = clean.filter((pl.col("probe") == "step_kind_prior") & (pl.col("subset") == "all"))
+    assert kind["accuracy"][0] < 0.25  # one kind everywhere: the first step, about random

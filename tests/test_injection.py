@@ -116,3 +116,21 @@ def test_spread_order_takes_the_tenths_of_a_run_in_turn() -> None:
         firsts.append(tenths[0])
     counts = [firsts.count(t) for t in range(10)]
     assert min(counts) >= 8 and max(counts) <= 35  # the start is spread too (200 runs)
+
+
+def test_terminal_injections_are_capped_per_run(taxonomy) -> None:
+    runs, steps, _ = run_rollouts("arithmetic", "react", {"n_tasks": 8}, 1, 0.0, MAX_STEPS)
+
+    def terminal(plan: pl.DataFrame) -> pl.Series:
+        return plan["replacement_action"].map_elements(
+            lambda a: json.loads(a)["tool"] in ("final_answer", "checkout"), return_dtype=pl.Boolean
+        )
+
+    free = plan_injections(runs, steps, taxonomy, 4, 8)
+    uncapped = free.filter(terminal(free)).group_by("parent_run_id").len()
+    assert uncapped["len"].max() > 1  # uncapped: a run takes several that end it
+    none = plan_injections(runs, steps, taxonomy, 4, 8, terminal_share=0.0)
+    assert terminal(none).sum() == 0 and none.height > 0
+    some = plan_injections(runs, steps, taxonomy, 4, 8, terminal_share=0.5)
+    per_run = some.filter(terminal(some)).group_by("parent_run_id").len()
+    assert per_run.height > 0 and per_run["len"].max() == 1

@@ -205,21 +205,7 @@ def leakage_html(leakage: pl.DataFrame) -> list[str]:
         "reproducing the label. Exact-step accuracy with its Wilson 95% interval, beside the "
         "uniform random baseline's expectation and its 95% interval. "
         f"{html.escape(verdict)}</p>",
-        table_html(
-            leakage.select(
-                "probe",
-                "subset",
-                "n",
-                "covered",
-                "accuracy",
-                "ci_low",
-                "ci_high",
-                "random",
-                "random_low",
-                "random_high",
-                "leak",
-            )
-        ),
+        table_html(leakage.drop("family", "correct", "margin")),
     ]
 
 

@@ -3,7 +3,8 @@
 Every build is checked on its test split by probes that must *not* work on a benchmark that
 measures attribution: (a) position-only predictors, (b) a classifier that sees one agent
 step at a time (hashed word and character n-grams, logistic regression fitted on train),
-overall and on items whose gold is not the last agent step, (c) the sibling diff (the
+overall and on items whose gold is not the last agent step, beside a prior over kinds of
+step (actor and tool) that reads no text, (c) the sibling diff (the
 first step where an item differs from another item injected into the same parent run), and
 (d) a search of every other column for one that equals the label. Each is scored beside
 the uniform random baseline with 95% intervals; a probe that beats random by more than the
@@ -24,6 +25,7 @@ from whowhen.dataset.probes import (
     one_step_classifier,
     position_probes,
     sibling_diff,
+    step_kind_prior,
 )
 
 Z95 = 1.959963984540054
@@ -158,6 +160,10 @@ def leakage_audit(
     rows.append(
         audit_row("one_step_classifier", "content", "not_last", score(not_last, pred), margin)
     )
+    kinds = step_kind_prior(cand.filter(pl.col("run_id").is_in(train["run_id"].to_list())), train)
+    pred = kinds(eval_steps)
+    rows.append(audit_row("step_kind_prior", "content", "all", score(evals, pred), margin))
+    rows.append(audit_row("step_kind_prior", "content", "not_last", score(not_last, pred), margin))
     sib = sibling_diff(labels, runs, steps)
     rows.append(audit_row("sibling_diff", "siblings", "all", score(evals, sib), margin))
     rows += _column_rows(runs, steps, evals, margin)

@@ -105,6 +105,33 @@ def one_step_classifier(
     return predict
 
 
+def step_kind_prior(
+    train_steps: pl.DataFrame, train_gold: pl.DataFrame
+) -> Callable[[pl.DataFrame], dict[str, int]]:
+    """Reads no text at all: per kind of step (actor, tool or message), the share of train
+    steps of that kind that are gold; predicts a run's step of the highest-share kind
+    (first on ties). Where it scores like the one-step classifier, the classifier's edge
+    is which kinds of step errors are injected into, not their wording."""
+    gold = set(zip(train_gold["run_id"], train_gold["decisive_step"], strict=True))
+    seen: dict[tuple[str, str], list[int]] = {}
+    for r in train_steps.iter_rows(named=True):
+        kind = (r["actor"], r["tool"] or "message")
+        seen.setdefault(kind, [0, 0])
+        seen[kind][0] += (r["run_id"], r["step"]) in gold
+        seen[kind][1] += 1
+    rate = {k: g / n for k, (g, n) in seen.items()}
+
+    def predict(steps: pl.DataFrame) -> dict[str, int]:
+        best: dict[str, tuple[float, int]] = {}
+        for r in steps.iter_rows(named=True):
+            s = rate.get((r["actor"], r["tool"] or "message"), 0.0)
+            if r["run_id"] not in best or s > best[r["run_id"]][0]:
+                best[r["run_id"]] = (s, r["step"])
+        return {k: v[1] for k, v in best.items()}
+
+    return predict
+
+
 # --- the sibling diff and the column search -------------------------------------------------
 
 

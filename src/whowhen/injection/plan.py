@@ -58,6 +58,7 @@ def plan_injections(
     generator: Generator = programmatic,
     weights: dict[tuple[str, str], dict[str, float]] | None = None,
     step_selection: str | dict[str, str] = "uniform",
+    terminal_share: float = 1.0,
 ) -> pl.DataFrame:
     """Up to `per_run` distinct (step, mode) injections per successful run.
 
@@ -69,7 +70,10 @@ def plan_injections(
     modes that
     apply to that action type (and are enabled), drawn in proportion to
     `weights[(benchmark, system)][mode]` (default 1: uniform), so injections follow the
-    natural failures' mode mix where one is known. Depends only on the inputs and
+    natural failures' mode mix where one is known. A replacement that ends the run
+    (an answer, a checkout) makes the gold step the run's last one: each run takes at most
+    one, and only with probability `terminal_share` (else the next mode at that step is
+    tried), so position does not give the gold away. Depends only on the inputs and
     `seed`, so reruns plan the same injections.
     """
     enabled = [m for m in taxonomy.modes if m.id in OPERATORS and (not modes or m.id in modes)]
@@ -89,7 +93,7 @@ def plan_injections(
         pair = (weights or {}).get((run["benchmark"], run["system"]), {})
         _order_modes(by_step, step_order, pair, rng)
         rows += _choose_injections(
-            run, steps, by_step, step_order, agent_steps, per_run, generator, rng
+            run, steps, by_step, step_order, agent_steps, (per_run, terminal_share), generator, rng
         )
     return pl.from_arrow(to_arrow(rows, INJECTIONS))
 
@@ -148,14 +152,16 @@ def _choose_injections(
     by_step: _StepOptions,
     step_order: list[int],
     agent_steps: list[int],
-    per_run: int,
+    limits: tuple[int, float],
     generator: Generator,
     rng: random.Random,
 ) -> list[dict[str, Any]]:
     """Up to `per_run` injections of one run: at each step in order, the first mode whose
-    operator yields a replacement that differs from the original."""
+    operator yields a replacement that differs from the original (at most one that ends
+    the run, drawn with probability `terminal_share`)."""
+    per_run, terminal_share = limits
     rows: list[dict[str, Any]] = []
-    chosen = 0
+    chosen, terminal = 0, 0
     for step in step_order:
         if chosen >= per_run:
             break
@@ -169,6 +175,10 @@ def _choose_injections(
             replacement = generator(original, mode, context, rng)
             if replacement is None or replacement == original:
                 continue
+            if replacement.tool in TERMINAL and terminal_share < 1:
+                if terminal or rng.random() >= terminal_share:
+                    continue
+                terminal += 1
             rows.append(_injection_row(run, step, mode, original, replacement, agent_steps))
             chosen += 1
             break
@@ -200,6 +210,8 @@ def _injection_row(
     }
 
 
+TERMINAL = ("final_answer", "checkout")
+"""Tools that end a run: an injection there is always the run's last agent step."""
 POSITIONS = ("early", "middle", "late")
 
 

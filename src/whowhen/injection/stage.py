@@ -41,5 +41,6 @@ def stage(params: dict, inputs: object, outputs: object, wildcards: object) -> N
             b: cfg.get("benchmarks", {}).get(b, {}).get("steps", cfg.get("steps", "uniform"))
             for b in params["benchmarks"]
         },
+        cfg.get("terminal_share", 1.0),
     )
     write_table(planned, INJECTIONS, outputs["injections"])
