@@ -94,17 +94,31 @@ RUN_PYTHON_TOOL: dict[str, Any] = {
 """Code-as-action: offered by every environment, so a code agent can pair with any of them."""
 
 
+_RUNS: dict[str, str] = {}
+"""Output of programs that ran to an end (ok or error) in this process, by their code: a
+warm start replays a recorded prefix's programs, and each replay would otherwise start
+the sandbox again for an output that is a function of the code alone."""
+_MAX_RUNS = 8192
+
+
 def run_python(args: dict[str, Any]) -> str:
     """The sandboxed `run_python` tool: stdout, or the error, plus the status if not ok.
 
     Only the standard library is importable (the sandbox runs `python -I -S`), which keeps
-    the output a function of the code alone."""
-    result = sandboxed(str(args.get("code", "")), Limits(wall_s=10.0, cpu_s=5, memory_mb=512))
+    the output a function of the code alone, so a program that ran to an end is run once
+    per process. One stopped by a limit (time, memory, output) is run again each time."""
+    code = str(args.get("code", ""))
+    if code in _RUNS:
+        return _RUNS[code]
+    result = sandboxed(code, Limits(wall_s=10.0, cpu_s=5, memory_mb=512))
     text = result.stdout.rstrip()
     if result.status != "ok":
         tail = result.stderr.strip().splitlines()[-1:] or [result.status]
         text = f"{text}\n[{result.status}] {tail[0]}".strip()
-    return text or "(no output)"
+    text = text or "(no output)"
+    if result.status in ("ok", "error") and len(_RUNS) < _MAX_RUNS:
+        _RUNS[code] = text
+    return text
 
 
 def final_action(actor: str, answer: str, verified_steps: int | None = None) -> Action:

@@ -494,6 +494,11 @@ class TableSolverVerifierSystem(ScriptedSolverVerifier):
 
     def verify(self, history: Sequence[Step], since: int) -> Action:
         proposal = parse_proposal(history[-1].content)
+        if proposal is None and "Proposed answer: ." in history[-1].content:
+            # the query matched nothing: no value to check, and redoing it matches nothing
+            # again, so the verifier reports that instead of waiting for a value forever
+            text = "The query matches no rows, so there is no value to report."
+            return Action("verifier", text, "final_answer", {"answer": "no value"})
         if proposal is None:  # a note along the way
             return Action("verifier", phrasing.phrase(history, "table.ack", _ACKS))
         agg = _question(history)[0]
