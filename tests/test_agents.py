@@ -4,8 +4,8 @@ import random
 
 import pytest
 
+from whowhen.benchmarks.arithmetic.actions import calc_action, parse_calc
 from whowhen.benchmarks.arithmetic.env import ArithmeticEnv
-from whowhen.benchmarks.arithmetic.policies import calc_action, parse_calc
 from whowhen.benchmarks.arithmetic.tasks import generate_tasks
 from whowhen.errors import WhowhenError
 from whowhen.injection.operators import random_slip

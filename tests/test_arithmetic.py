@@ -5,10 +5,10 @@ from collections.abc import Sequence
 
 import pytest
 
+from whowhen.benchmarks.arithmetic.actions import parse_calc, parse_proposal, progress
 from whowhen.benchmarks.arithmetic.env import ArithmeticEnv, normalize_answer
 from whowhen.benchmarks.arithmetic.operators import OPERATORS as ARITHMETIC_OPERATORS
 from whowhen.benchmarks.arithmetic.operators import premature_finish
-from whowhen.benchmarks.arithmetic.policies import parse_calc, parse_proposal, progress
 from whowhen.benchmarks.arithmetic.tasks import Task, generate_tasks, parse_problem
 from whowhen.errors import WhowhenError
 from whowhen.injection.operators import OPERATORS

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import random
 
+from whowhen.benchmarks.arithmetic.actions import code_action, parse_code, progress
 from whowhen.benchmarks.arithmetic.env import ArithmeticEnv
-from whowhen.benchmarks.arithmetic.policies import POLICIES, code_action, parse_code, progress
+from whowhen.benchmarks.arithmetic.policies import POLICIES
 from whowhen.benchmarks.arithmetic.tasks import generate_tasks
 from whowhen.injection.operators import OPERATORS, random_slip
 from whowhen.registry import make_system

@@ -18,7 +18,7 @@ import re
 
 import pytest
 
-from whowhen.benchmarks.humaneval.actions import kind_of, probe_program, split_program
+from whowhen.benchmarks.humaneval.actions import kind_of, probe_program, program_for, split_program
 from whowhen.benchmarks.humaneval.operators import OPERATORS as HUMANEVAL_OPERATORS
 from whowhen.runtime import Action
 
@@ -223,8 +223,6 @@ def test_the_check_flags_contradictory_steps(step: Action) -> None:
 
 
 def test_the_check_counts_the_examples_a_run_checks() -> None:
-    from whowhen.benchmarks.humaneval.policies import program_for
-
     program = program_for(_PROGRAM, (("add(1, 2)", "3"), ("add(0, 0)", "0")))
     ok = "The run shows failing examples (1/2 passed); I will fix add and run it again."
     wrong = "The run shows failing examples (1/3 passed); I will fix add and run it again."

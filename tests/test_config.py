@@ -15,7 +15,14 @@ def test_default_config_is_valid(root) -> None:
 
 def test_defaults_are_filled(tiny_config) -> None:
     del tiny_config["benchmarks"]["arithmetic"]["min_ops"]
-    assert validate_config(tiny_config)["benchmarks"]["arithmetic"]["min_ops"] == 3
+    del tiny_config["benchmarks"]["arithmetic"]["max_ops"]
+    filled = validate_config(tiny_config)["benchmarks"]["arithmetic"]
+    assert (filled["min_ops"], filled["max_ops"]) == (5, 20)
+    assert validate_config(tiny_config)["dataset"]["max_per_parent"] == {
+        "train": None,
+        "dev": 1,
+        "test": 1,
+    }
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ PAIRS = [
     ("event_timing", "orchestrator"),
     ("humaneval", "pipeline"),
 ]
-MARKERS = re.compile(r"inject|attack|\bslip|mistake|oops|tamper|corrupt", re.I)
+MARKERS = re.compile(r"inject|attack|\bslip|mistake|\boops\b|tamper|corrupt", re.I)
 
 
 @pytest.fixture(scope="module")

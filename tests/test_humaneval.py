@@ -9,12 +9,13 @@ from collections.abc import Callable
 
 import pytest
 
-from whowhen.benchmarks.humaneval.actions import kind_of
+from whowhen.benchmarks.humaneval.actions import kind_of, program_for, read_run
 from whowhen.benchmarks.humaneval.env import HumanEvalEnv, passes, run_code
 from whowhen.benchmarks.humaneval.mutate import mutate_code, truncate_body
 from whowhen.benchmarks.humaneval.operators import OPERATORS as HUMANEVAL_OPERATORS
-from whowhen.benchmarks.humaneval.policies import SUBMIT_EARLY, program_for, read_run, report_passes
+from whowhen.benchmarks.humaneval.phrases import SUBMIT_EARLY
 from whowhen.benchmarks.humaneval.prompts import PROMPTS
+from whowhen.benchmarks.humaneval.steps import report_passes
 from whowhen.benchmarks.humaneval.tasks import (
     EXAMPLES_MARKER,
     Problem,

@@ -6,7 +6,7 @@ import random
 import polars as pl
 import pytest
 
-from whowhen.benchmarks.arithmetic.policies import calc_action, parse_calc
+from whowhen.benchmarks.arithmetic.actions import calc_action, parse_calc
 from whowhen.injection import slips
 from whowhen.injection.operators import OPERATORS
 from whowhen.injection.plan import plan_injections, spread_order

@@ -99,7 +99,8 @@ def test_replay_support_names_the_missing_piece() -> None:
 
 def test_oracle_reports_a_drifting_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     data = _injected([("arithmetic", "react")])
-    late = data["labels"].filter(pl.col("decisive_step") > 1)  # a prefix to replay (and drift)
+    # a decisive step after the first calculator results: a prefix to replay, and to drift
+    late = data["labels"].filter(pl.col("decisive_step") >= 6)
     failed = data["runs"].filter(pl.col("run_id").is_in(late["run_id"].to_list()))
     drifting_arithmetic(monkeypatch)
     preds = oracle_attribute(failed.head(2), data["steps"], BENCHMARKS, SEED)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from whowhen.benchmarks.arithmetic.actions import parse_calc
 from whowhen.benchmarks.arithmetic.env import ArithmeticEnv
 from whowhen.benchmarks.arithmetic.operators import wrong_operand
 from whowhen.injection.operators import random_slip
@@ -56,8 +57,6 @@ def _run(at: dict[int, str]) -> tuple[list[Step], object]:
 def _calculations() -> list[int]:
     """Indices of the reference run's operation steps (the run opens with a plan and has
     re-checks and notes between operations)."""
-    from whowhen.benchmarks.arithmetic.policies import parse_calc
-
     history, _ = _run({})
     return [s.step for s in history if parse_calc(s) is not None]
 

@@ -6,16 +6,16 @@ from collections.abc import Sequence
 import polars as pl
 import pytest
 
-from whowhen.benchmarks.table_qa.env import TableQAEnv
-from whowhen.benchmarks.table_qa.operators import OPERATORS as TABLE_OPERATORS
-from whowhen.benchmarks.table_qa.operators import misread
-from whowhen.benchmarks.table_qa.policies import (
-    _COUNT_ASKS,
+from whowhen.benchmarks.table_qa.actions import (
     parse_proposal,
     parse_sql_step,
     query_aggregate,
     sql_action,
 )
+from whowhen.benchmarks.table_qa.env import TableQAEnv
+from whowhen.benchmarks.table_qa.operators import OPERATORS as TABLE_OPERATORS
+from whowhen.benchmarks.table_qa.operators import misread
+from whowhen.benchmarks.table_qa.phrases import _COUNT_ASKS
 from whowhen.benchmarks.table_qa.tasks import (
     AGGREGATES,
     Task,

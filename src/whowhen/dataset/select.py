@@ -68,13 +68,13 @@ def cap_per_parent(
 def _capacity(nonlast: list[int], last: list[int], n: int, tenth: float, last_share: float) -> int:
     """How many items can be kept out of a target of `n` when no tenth holds more than
     `tenth` of `n` and last-step golds at most `last_share` of `n`."""
-    per_bin = math.floor(tenth * n + 1e-9)
+    per_bin = max(1, math.floor(tenth * n + 1e-9))
     kept_nonlast, want_last = 0, 0
     for a, b in zip(nonlast, last, strict=True):
         k = min(a + b, per_bin)
         kept_nonlast += min(a, k)
         want_last += k - min(a, k)
-    return kept_nonlast + min(want_last, math.floor(last_share * n + 1e-9))
+    return kept_nonlast + min(want_last, max(1, math.floor(last_share * n + 1e-9)))
 
 
 def spread_positions(
@@ -87,7 +87,9 @@ def spread_positions(
 ) -> pl.DataFrame:
     """Keep the largest set of items, per group `by`, in which no tenth of the run (gold
     index / agent steps) holds more than `tenth_share` and the last agent step at most
-    `last_share`: a predictor that reads only where a step sits then gains little."""
+    `last_share`: a predictor that reads only where a step sits then gains little. One
+    item per tenth (and one last-step gold) is always allowed, so a small split is thinned,
+    never emptied."""
     pos = _bins(labels, steps)
     keep: list[str] = []
     for _, group in pos.group_by(*by, maintain_order=True):
@@ -102,8 +104,8 @@ def _spread_group(group: pl.DataFrame, tenth_share: float, last_share: float) ->
     n = group.height
     while n > 0 and _capacity(counts_n, counts_l, n, tenth_share, last_share) < n:
         n -= 1
-    per_bin = math.floor(tenth_share * n + 1e-9)
-    last_left = math.floor(last_share * n + 1e-9)
+    per_bin = max(1, math.floor(tenth_share * n + 1e-9))
+    last_left = max(1, math.floor(last_share * n + 1e-9))
     keep: list[str] = []
     for a, b in zip(nonlast, last, strict=True):
         k = min(a.height + b.height, per_bin)

@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any
 
-from whowhen.benchmarks.arithmetic.policies import calc_action
+from whowhen.benchmarks.arithmetic.actions import calc_action
 from whowhen.benchmarks.arithmetic.tasks import parse_problem
 from whowhen.benchmarks.table_qa.tasks import parse_question, query_for
 from whowhen.tools import calculate

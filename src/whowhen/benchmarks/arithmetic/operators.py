@@ -16,8 +16,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 
-from whowhen.benchmarks.arithmetic.policies import (
-    REJECTION_RE,
+from whowhen.benchmarks.arithmetic.actions import (
     answer_action,
     approval_action,
     calc_action,
@@ -30,6 +29,7 @@ from whowhen.benchmarks.arithmetic.policies import (
     restart_point,
     step_style,
 )
+from whowhen.benchmarks.arithmetic.phrases import REJECTION_RE
 from whowhen.benchmarks.arithmetic.tasks import parse_problem
 from whowhen.benchmarks.base import Operator, covers
 from whowhen.injection.slips import typo

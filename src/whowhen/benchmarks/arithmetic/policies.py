@@ -20,318 +20,60 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from whowhen.agents import phrasing
 from whowhen.agents.scripted import ScriptedReact, ScriptedSolverVerifier
-from whowhen.benchmarks.arithmetic.tasks import OPS, SYMBOL_TO_OP, parse_problem, parse_story
+from whowhen.benchmarks.arithmetic.actions import (
+    Progress,
+    _last_agent,
+    _output,
+    _problem,
+    _task_text,
+    answer_action,
+    approval_action,
+    calc_action,
+    code_action,
+    parse_calc,
+    parse_code,
+    parse_proposal,
+    progress,
+    proposal_action,
+    restart_point,
+)
+from whowhen.benchmarks.arithmetic.phrases import (
+    _ACKS,
+    _CHECKIN_RE,
+    _CHECKINS,
+    _CODE_CHECKS,
+    _CODE_INVERSE,
+    _CODE_NOTES,
+    _CODE_RECAPS,
+    _COMMUTES,
+    _CONFIRMS,
+    _COUNT_REJECTS,
+    _INVERSE,
+    _NOTES_DOWN,
+    _NOTES_UP,
+    _OP_REJECTS,
+    _PLANS,
+    _RECAPS,
+    _RECHECK_ASK_RE,
+    _RECHECK_ASKS,
+    _RECHECKS,
+    _REPORT_RE,
+    _REPORTS,
+    _RETRIES,
+    _RETRY_NOTES,
+    _SELF_CHECK_NOTES,
+    _SELF_CHECKS,
+    _STYLES,
+    _SWAPS,
+    _UNDOS,
+    PROPOSALS,
+    _words,
+)
+from whowhen.benchmarks.arithmetic.tasks import OPS, parse_story
 from whowhen.runtime import Action, Step
-
-_NUM = r"-?\d+(?:\.\d+)?"
-
-_TEMPLATES: dict[str, tuple[str, ...]] = {
-    "add": (
-        "Next, add {n} to the running total of {a}.",
-        "The running total is {a}; the next sentence adds {n} to it, so I compute the sum.",
-        "Adding {n} to {a} gives the new total.",
-        "Now {a} plus {n}: the problem puts {n} more on the pile here.",
-    ),
-    "sub": (
-        "Next, subtract {n} from the running total of {a}.",
-        "The running total is {a}; the next sentence takes {n} away, so I subtract.",
-        "Subtracting {n} from {a} gives the new total.",
-        "Now {a} minus {n}: the problem removes {n} from the pile here.",
-    ),
-    "mul": (
-        "Next, multiply the running total of {a} by {n}.",
-        "The running total is {a}; the next sentence makes it {n} times as large, so I multiply.",
-        "Multiplying {a} by {n} gives the new total.",
-        "Now {a} times {n}: the problem scales the pile by {n} here.",
-    ),
-    "div": (
-        "Next, divide the running total of {a} by {n}.",
-        "The running total is {a}; the next sentence splits it into {n} equal groups, so I divide.",
-        "Dividing {a} by {n} gives the new total.",
-        "Now {a} divided by {n}: the problem keeps one of {n} equal groups here.",
-    ),
-}
-"""Op -> the wordings of an operation step (the same count per op: an operator that
-changes the op keeps the step's wording)."""
-
-
-def _pattern(template: str) -> re.Pattern[str]:
-    """A template read back: {a} and {n} become number groups (a repeat must match)."""
-    out, seen = re.escape(template), set()
-    for name in ("a", "n"):
-        while f"\\{{{name}\\}}" in out:
-            group = f"(?P={name})" if name in seen else f"(?P<{name}>{_NUM})"
-            out = out.replace(f"\\{{{name}\\}}", group, 1)
-            seen.add(name)
-    return re.compile(f"^{out}$")
-
-
-_PATTERNS = {op: tuple(_pattern(t) for t in ts) for op, ts in _TEMPLATES.items()}
-_STYLES = len(_TEMPLATES["add"])
-
-PROPOSALS = (
-    "I have applied all {n} operations. Proposed answer: {total}.",
-    "All {n} operations are done and the last result is {total}. Proposed answer: {total}.",
-    "That was the last of the {n} operations; please check my work. Proposed answer: {total}.",
-)
-PROPOSAL = PROPOSALS[0]
-_PROPOSAL_RES = tuple(
-    re.compile(
-        "^"
-        + re.escape(p)
-        .replace(r"\{n\}", r"(?P<n>\d+)")
-        .replace(r"\{total\}", rf"(?P<total>{_NUM})", 1)
-        .replace(r"\{total\}", "(?P=total)")
-        + "$"
-    )
-    for p in PROPOSALS
-)
-
-_ANSWERS = (
-    "All operations are done; the answer is {answer}.",
-    "Every operation has been applied, so the answer is {answer}.",
-    "Nothing is left to apply: {name} ends up with {answer} {item}, so the answer is {answer}.",
-)
-_APPROVALS = (
-    "I checked all {k} calculations against the problem; they use the right operations. "
-    "Final answer: {answer}.",
-    "Each of the {k} calculations uses the operation its sentence asks for. "
-    "Final answer: {answer}.",
-    "The {k} operations match the problem one by one, and the proposal is the last "
-    "result. Final answer: {answer}.",
-)
-
-
-def _words(k: int) -> str:
-    names = [
-        "no",
-        "one",
-        "two",
-        "three",
-        "four",
-        "five",
-        "six",
-        "seven",
-        "eight",
-        "nine",
-        "ten",
-        "eleven",
-        "twelve",
-    ]
-    return names[k] if 0 <= k < len(names) else str(k)
-
-
-# --- step builders and readers (shared with the operators) ----------------------------
-
-
-def calc_action(
-    actor: str, op: str, a: str, n: str, expr_a: str | None = None, style: int = 0
-) -> Action:
-    """An operation step: the stated intent in wording `style`, and the expression sent.
-
-    `expr_a` differs from `a` only for an action error (right intent, wrong argument).
-    """
-    sym = OPS[op][1]
-    return Action(
-        actor,
-        _TEMPLATES[op][style % _STYLES].format(n=n, a=a),
-        "calculator",
-        {"expression": f"{expr_a if expr_a is not None else a} {sym} {n}"},
-    )
-
-
-def _stated(text: str) -> tuple[str, str, str, int] | None:
-    """(op, a, n, style) an operation step's text states, or None."""
-    for op, patterns in _PATTERNS.items():
-        for style, pattern in enumerate(patterns):
-            m = pattern.match(text)
-            if m:
-                return op, m.group("a"), m.group("n"), style
-    return None
-
-
-_EXPR = re.compile(rf"^\s*({_NUM})\s*([-+*/])\s*({_NUM})\s*$")
-
-
-def _is_check(text: str) -> bool:
-    """A re-check or spot check of an earlier step (by its wording), not an operation."""
-    return text.startswith(_CHECK_STARTS)
-
-
-def parse_calc(action: Action | Step) -> tuple[str, str, str, str] | None:
-    """(op, a, n, expr_a) of an operation step, read back from its text and expression
-    (the total from the expression when the text states none); None for any other
-    calculator call (a re-check, a retry)."""
-    if action.tool != "calculator" or not action.tool_args or _is_check(action.content):
-        return None
-    m = _EXPR.match(str(action.tool_args.get("expression", "")))
-    if not m:
-        return None
-    expr_a, sym, n = m.groups()
-    stated = _stated(action.content)
-    return SYMBOL_TO_OP[sym], stated[1] if stated else expr_a, n, expr_a
-
-
-def step_style(action: Action | Step) -> int:
-    """The wording an operation step uses (0 when it is not one)."""
-    stated = _stated(action.content)
-    return stated[3] if stated else 0
-
-
-def proposal_action(actor: str, n: int | str, total: str, style: int = 0) -> Action:
-    """The solver's proposal to the verifier, in wording `style`."""
-    return Action(actor, PROPOSALS[style % len(PROPOSALS)].format(n=n, total=total))
-
-
-def parse_proposal(text: str) -> tuple[str, str, int] | None:
-    """(operation count, proposed total, wording) of a proposal, or None."""
-    for style, pattern in enumerate(_PROPOSAL_RES):
-        m = pattern.match(text)
-        if m:
-            return m.group("n"), m.group("total"), style
-    return None
-
-
-def answer_action(actor: str, answer: str, history: Sequence[Step]) -> Action:
-    """The single agent's answer, worded by the draw at this step."""
-    name, item = parse_story(_task_text(history))
-    text = phrasing.phrase(history, "arith.answer", _ANSWERS, answer=answer, name=name, item=item)
-    return Action(actor, text, "final_answer", {"answer": answer})
-
-
-def approval_action(answer: str, k: int, history: Sequence[Step]) -> Action:
-    """The verifier's approval, worded by the draw at this step."""
-    text = phrasing.phrase(history, "arith.approve", _APPROVALS, answer=answer, k=k)
-    return Action("verifier", text, "final_answer", {"answer": answer})
-
-
-def _task_text(history: Sequence[Step]) -> str:
-    return history[0].content.split("Problem: ", 1)[-1] if history else ""
-
-
-def _problem(history: Sequence[Step]) -> tuple[int, list[tuple[str, int]]]:
-    return parse_problem(_task_text(history))
-
-
-# --- what the history says so far ----------------------------------------------------
-
-
-@dataclass
-class Progress:
-    """An agent's operation steps since `since` and what they left: the running total
-    (the output of the last one) and the total before it."""
-
-    steps: list[Step]
-    outputs: list[str]
-    total: str
-    previous: str
-
-
-def _output(history: Sequence[Step], step: Step) -> str | None:
-    """The observation that answered `step` (None if it was not answered)."""
-    index = next((i for i, s in enumerate(history) if s.step == step.step), None)
-    if index is None or index + 1 >= len(history):
-        return None
-    nxt = history[index + 1]
-    return nxt.content.strip() if nxt.kind == "observation" else None
-
-
-def progress(
-    history: Sequence[Step], actor: str, since: int = 0, tool: str = "calculator"
-) -> Progress:
-    """The operation steps `actor` made after index `since` (calculator or code steps)."""
-    start, _ = _problem(history)
-    read = parse_calc if tool == "calculator" else parse_code
-    steps, outputs = [], []
-    for i in range(since, len(history)):
-        s = history[i]
-        if s.actor == actor and s.tool == tool and read(s) is not None:
-            steps.append(s)
-            out = history[i + 1] if i + 1 < len(history) else None
-            outputs.append(
-                out.content.strip() if out is not None and out.kind == "observation" else ""
-            )
-    totals = [str(start), *[o for o in outputs if o]]
-    return Progress(steps, outputs, totals[-1], totals[-2] if len(totals) > 1 else totals[-1])
-
-
-def _last_agent(history: Sequence[Step], actor: str | None = None) -> Step | None:
-    for s in reversed(history):
-        if s.is_agent_step and (actor is None or s.actor == actor):
-            return s
-    return None
-
-
-# --- detours: plans, notes, re-checks, retries, recaps -------------------------------
-
-_PLANS = (
-    "{name} starts with {start} {item} and the story has {k} operations. I will apply "
-    "them one at a time and keep a running total.",
-    "Plan: read the {k} changes to {name}'s {item} in order, compute each with the "
-    "calculator, and carry the total forward from {start}.",
-    "There are {k} steps after the start of {start} {item}. Doing them in one go is "
-    "error-prone, so I will do one calculation per sentence.",
-)
-_NOTES_UP = (
-    "The total went up to {total} because {name} gained {item}; {left} operations to go.",
-    "{total} is larger than {previous}, as expected after that step. That leaves {left} "
-    "operations.",
-    "Good, {total} now. The pile grew, so the next sentences start from a bigger number; "
-    "{left} still to apply.",
-)
-_NOTES_DOWN = (
-    "The total dropped to {total} because {name} has fewer {item} now; {left} operations to go.",
-    "{total} is smaller than {previous}, which fits the sentence. That leaves {left} operations.",
-    "Down to {total}. The next sentences start from this smaller number; {left} still to apply.",
-)
-_RECHECKS = (
-    "Let me re-check that step: {expr} again.",
-    "Before going on I recompute the last step as {expr} to be sure.",
-    "A quick check of the previous calculation: {expr}.",
-)
-_SWAPS = (
-    "To be safe I check the last step the other way round: {expr}.",
-    "Checking with the operands swapped: {expr} should match.",
-    "Same step, other order: {expr}.",
-)
-_UNDOS = (
-    "Checking by undoing the last step: {expr} should give back {previous}.",
-    "If that was right, {expr} returns {previous}. Let me confirm.",
-    "Reverse check: {expr} ought to be {previous} again.",
-)
-_CONFIRMS = (
-    "That matches, so {total} stands.",
-    "Confirmed: the running total is {total}.",
-    "The check agrees; I continue from {total}.",
-)
-_RETRIES = (
-    "Let me try {a} x {n} on the calculator.",
-    "Computing {a} x {n} now.",
-    "I enter {a} x {n}.",
-)
-_RETRY_NOTES = (
-    "The calculator does not take x for multiplication; I will use * instead.",
-    "That failed because x is not an operator here. Retrying with *.",
-    "Wrong symbol: the tool wants *, not x.",
-)
-_RECAPS = (
-    "Recap: {name} started with {start} {item}; after {k} operations the running total is {total}.",
-    "To sum up, {k} operations took the count from {start} to {total}.",
-    "Looking back over the work: start {start}, {k} steps, last result {total}. Every "
-    "sentence of the problem has been used.",
-)
-_INVERSE = {"add": "-", "sub": "+", "mul": "/", "div": "*"}
-_SELF_CHECKS = (
-    "I recompute the solver's last step myself: {expr}.",
-    "Spot check of the latest calculation: {expr}.",
-    "Let me verify the last result independently with {expr}.",
-)
-_CHECK_STARTS = tuple(t.split("{")[0] for t in (*_RECHECKS, *_SWAPS, *_UNDOS, *_SELF_CHECKS))
-_COMMUTES = ("add", "mul")
 
 
 def _check_expression(history: Sequence[Step], op_step: Step, key: str) -> tuple[str, str, str]:
@@ -453,36 +195,6 @@ class ReactSystem(ScriptedReact):
 
 # --- solver + verifier ---------------------------------------------------------------
 
-_CHECKINS = (
-    "Progress report: {k} of {n} operations done, running total {total}.",
-    "Checking in after {k} operations: the total is {total} so far, {left} to go.",
-    "Partial result for review: the first {k} operations give {total}.",
-)
-_CHECKIN_RE = re.compile(
-    r"^(?:Progress report: (?P<a>\d+) of|Checking in after (?P<b>\d+) operations"
-    r"|Partial result for review: the first (?P<c>\d+) operations)"
-)
-_REPORTS = (
-    "Re-checked: the calculation gives {total} again, so the running total stands.",
-    "I redid it and got {total} once more; no change.",
-    "The re-check confirms {total}.",
-)
-_REPORT_RE = re.compile(r"^(?:Re-checked:|I redid it and got|The re-check confirms)")
-_ACKS = (
-    "Confirmed so far: the first {k} calculations use the operations the problem asks for. Go on.",
-    "Looks right up to here ({k} calculations checked). Continue.",
-    "The {k} calculations match the problem's sentences. Carry on from {total}.",
-)
-_RECHECK_ASKS = (
-    "Before you go on, please re-check calculation {i}: I want that number confirmed.",
-    "Calculation {i} deserves a second look; re-run it and tell me what you get.",
-    "Please recompute step {i} once more before continuing.",
-)
-_RECHECK_ASK_RE = re.compile(
-    r"^(?:Before you go on, please re-check calculation (\d+)|Calculation (\d+) deserves"
-    r"|Please recompute step (\d+))"
-)
-
 
 def _asked_step(step: Step | None) -> int | None:
     """The calculation (1-based) a verifier's message asks the solver to re-check."""
@@ -490,39 +202,6 @@ def _asked_step(step: Step | None) -> int | None:
         return None
     m = _RECHECK_ASK_RE.match(step.content)
     return int(next(g for g in m.groups() if g)) if m else None
-
-
-_SELF_CHECK_NOTES = (
-    "My spot check gives {value} as well. Confirmed so far; go on.",
-    "Same value, {value}. The work up to here holds; continue.",
-    "{value} again, matching your result. Carry on.",
-)
-_COUNT_REJECTS = (
-    "Check failed: the problem has {k} operations but I count {c} calculations. Please redo "
-    "the calculation from the start.",
-    "Check failed: the problem lists {k} operations, yet there are {c} calculations. Please "
-    "start over.",
-    "Check failed: the problem needs {k} calculations and I see {c}. Redo it from the "
-    "beginning, please.",
-)
-_OP_REJECTS = (
-    "Check failed at calculation {i}: the problem asks to {verb} {n}, but the calculation "
-    "uses '{used}'. Please redo the calculation from the start.",
-    "Check failed at calculation {i}: the problem says {verb} {n}; the calculation uses "
-    "'{used}' instead. Please start over.",
-    "Check failed at calculation {i}: the problem wants '{sym}' here ({verb} {n}), not "
-    "'{used}'. Redo from the beginning, please.",
-)
-REJECTION_RE = re.compile(r"^Check failed(?: at calculation \d+)?: the problem ")
-
-
-def restart_point(history: Sequence[Step]) -> int:
-    """Index of the verifier's last send-back (0 if none): the solver starts over there."""
-    for i in range(len(history) - 1, 0, -1):
-        s = history[i]
-        if s.actor == "verifier" and s.tool is None and REJECTION_RE.match(s.content):
-            return i
-    return 0
 
 
 class SolverVerifierSystem(ScriptedSolverVerifier):
@@ -630,56 +309,7 @@ class SolverVerifierSystem(ScriptedSolverVerifier):
         )
 
 
-POLICIES: dict[str, type] = {"react": ReactSystem, "solver_verifier": SolverVerifierSystem}
-"""System name -> this benchmark's scripted reference policy."""
-
-
-# --- code as action: one `print(<total> <op> <n>)` program per operation -------------------
-
-_PY_SYMBOL = {"add": "+", "sub": "-", "mul": "*", "div": "//"}
-_PY_OP = {sym: op for op, sym in _PY_SYMBOL.items()}
-_CODE = re.compile(rf"^print\(({_NUM}) (\+|-|\*|//) ({_NUM})\)$")
-
-
-def code_action(
-    actor: str, op: str, a: str, n: str, code_a: str | None = None, style: int = 0
-) -> Action:
-    """A code step: the stated intent, and the program actually run (`code_a` differs from
-    `a` only for an action error: right intent, mistyped total). Division is exact in this
-    benchmark, so the program uses `//` and prints an integer."""
-    code = f"print({code_a if code_a is not None else a} {_PY_SYMBOL[op]} {n})"
-    text = _TEMPLATES[op][style % _STYLES].format(n=n, a=a)
-    return Action(actor, text, "run_python", {"code": code})
-
-
-def parse_code(action: Action | Step) -> tuple[str, str, str, str] | None:
-    """(op, a, n, code_a) of a code step in the form `code_action` writes, else None."""
-    if action.tool != "run_python" or not action.tool_args:
-        return None
-    m = _CODE.match(str(action.tool_args.get("code", "")).strip())
-    stated = _stated(action.content)
-    if not m or not stated:
-        return None
-    code_a, sym, n = m.groups()
-    return _PY_OP[sym], stated[1], n, code_a
-
-
-_CODE_CHECKS = (
-    "A small test of the last step: undo it and compare with {previous}.",
-    "Let me assert that the last step can be reversed to {previous}.",
-    "Sanity check in code: going back from {total} must give {previous}.",
-)
-_CODE_INVERSE = {"add": "-", "sub": "+", "mul": "//", "div": "*"}
-_CODE_NOTES = (
-    "The check passed, {total} stands; {left} operations left.",
-    "Assertion held. Continuing from {total} with {left} operations to go.",
-    "Good: the reverse step gives back the old total, so {total} is what the program computed.",
-)
-_CODE_RECAPS = (
-    "Recap: {k} programs, one per operation, took the count from {start} to {total}.",
-    "Every sentence of the problem has a program now; the last one printed {total}.",
-    "Summing up the runs: start {start}, {k} operations, final output {total}.",
-)
+# --- code as action: one program per operation ---------------------------------------
 
 
 class CodeActSystem(ScriptedReact):
@@ -738,4 +368,9 @@ class CodeActSystem(ScriptedReact):
         return Action("assistant", text)
 
 
-POLICIES["code_act"] = CodeActSystem
+POLICIES: dict[str, type] = {
+    "react": ReactSystem,
+    "solver_verifier": SolverVerifierSystem,
+    "code_act": CodeActSystem,
+}
+"""System name -> this benchmark's scripted reference policy."""

@@ -171,3 +171,55 @@ DONE = (
     "That was the last bar to measure.",
     "The readings are complete.",
 )
+
+
+# --- the orchestrator's messages ------------------------------------------------------
+
+RESULT = (
+    "The calculator gives {result}.",
+    "That subtraction comes to {result}.",
+    "{result} is what the calculator returns.",
+)
+ORDER_READ = (
+    "Please read the bar values off the chart with read_chart and report them.",
+    "Reader, please measure the chart: the axis, then the bars, and report every value.",
+    "First we need the data. Please read the chart and send me the bar values.",
+)
+HANDOFF = (
+    "Please answer: {question}",
+    "Using these values, please answer: {question}",
+    "Work from these values only and answer: {question}",
+)
+TO_VERIFIER = (
+    "The analyst has proposed an answer. Please check it against the reader's values.",
+    "We have a proposal from the analyst; please check it against the reader's values.",
+    "Please check the analyst's proposal against the reader's values before we finish.",
+)
+ORDER_REMEASURE = (
+    "The verifier asks for a second look: please measure {a} and {b} again and report.",
+    "Please measure {a} and {b} again; the verifier wants to be sure of them.",
+    "One more pass for the verifier: measure {a} and {b} again and send the values.",
+)
+TO_VERIFIER_AGAIN = (
+    "The reader has measured {a} and {b} again. Please check the proposal once more.",
+    "Second measurement done for {a} and {b}. Please check the analyst's answer again.",
+    "The reader re-measured {a} and {b}; over to you for the final check.",
+)
+VERIFY_REMEASURE = (
+    "Before I approve: {a} ({va}) and {b} ({vb}) decide the answer; please have the reader "
+    "measure {a} and {b} again.",
+    "{a} and {b} are what the answer turns on ({va} against {vb}). To be safe, please have "
+    "the reader measure {a} and {b} again.",
+    "The proposal looks right, but it hinges on {a} ({va}) and {b} ({vb}); please have the "
+    "reader measure {a} and {b} again before I sign off.",
+)
+REPORT = (
+    "All bars I was asked for are measured. ",
+    "Here are my readings, with the single-bar measurements put in. ",
+    "Done reading. ",
+)
+REPORT_AGAIN = (
+    "I measured {a} and {b} again{change}. ",
+    "Second measurement of {a} and {b} done{change}. ",
+    "Re-measured {a} and {b}{change}. ",
+)

@@ -19,7 +19,8 @@ the reader back, the reader re-measures and reports, and the verifier checks aga
 
 Every step's framing is drawn from several wordings (`whowhen.agents.phrasing`).
 
-The wording of every step is in `actions`, the operators that rewrite it in `operators`.
+The wording of every step is in `actions`, the reading passes in `reading`, the operators
+that rewrite a step in `operators`.
 """
 
 from __future__ import annotations
@@ -31,21 +32,22 @@ from collections.abc import Sequence
 from whowhen.agents import phrasing
 from whowhen.agents.scripted import ScriptedOrchestrator, ScriptedReact, addressee, tell
 from whowhen.benchmarks.chart_qa.actions import (
-    AXIS,
-    BAR_NOTE,
     CHART_LEAD,
-    CLOSE,
     DIFF_REPORT,
     DONE,
     EXPR,
-    FIRST_BAR,
+    HANDOFF,
     HANDOFF_LEAD,
-    LEFT,
-    NEXT_BAR,
-    OVERVIEW,
+    ORDER_READ,
+    ORDER_REMEASURE,
     PROPOSED,
+    REPORT,
+    REPORT_AGAIN,
     REPORTED_LEAD,
-    SAME,
+    RESULT,
+    TO_VERIFIER,
+    TO_VERIFIER_AGAIN,
+    VERIFY_REMEASURE,
     Values,
     answer_action,
     approval_action,
@@ -55,150 +57,18 @@ from whowhen.benchmarks.chart_qa.actions import (
     parse_calc,
     parse_values,
 )
+from whowhen.benchmarks.chart_qa.reading import (
+    _REMEASURE,
+    CLOSE_GAP,
+    _chart_values,
+    _measured,
+    _observations,
+    _reads,
+    read_next,
+)
 from whowhen.benchmarks.chart_qa.tasks import TaskInfo, format_values, parse_task
 from whowhen.runtime import Action, Step
 from whowhen.tools import calculate
-
-
-def _observations(history: Sequence[Step], tool: str, start: int = 0) -> list[Step]:
-    return [s for s in history[start:] if s.kind == "observation" and s.actor == tool]
-
-
-_READS = re.compile(r"^Bar \d+ of \d+, (\w+): .*?so it reads (\d+)\.")
-_REMEASURE = re.compile(r"measure (\w+) and (\w+) again")
-CLOSE_GAP = 3
-"""Bars within this many units of the bar they compete with are measured twice."""
-
-
-def _reads(history: Sequence[Step], start: int, actor: str) -> list[tuple[Step, Step]]:
-    """(call, observation) of each read_chart call of `actor` after `start`."""
-    return [
-        (history[i - 1], s)
-        for i, s in enumerate(history)
-        if i > start and s.kind == "observation" and s.actor == "read_chart"
-        if history[i - 1].actor == actor
-    ]
-
-
-def _reads_any(history: Sequence[Step], start: int) -> list[tuple[Step, Step]]:
-    return [
-        (history[i - 1], s)
-        for i, s in enumerate(history)
-        if i > start and s.kind == "observation" and s.actor == "read_chart"
-    ]
-
-
-def _measured(reads: list[tuple[Step, Step]]) -> dict[str, list[int]]:
-    """Single-bar measurements, name -> values in order."""
-    out: dict[str, list[int]] = {}
-    for _, obs in reads:
-        m = _READS.match(obs.content)
-        if m:
-            out.setdefault(m.group(1), []).append(int(m.group(2)))
-    return out
-
-
-def _chart_values(
-    history: Sequence[Step], start: int = 0, actor: str | None = None
-) -> Values | None:
-    """The overview's values with each single-bar measurement put in (None: no overview):
-    the reads of `actor` after `start` (of anyone when `actor` is None)."""
-    reads = _reads(history, start, actor) if actor else _reads_any(history, start)
-    overview = None
-    for _, obs in reads:
-        parsed = parse_values(obs.content)
-        if parsed:
-            overview = parsed[1]
-    if overview is None:
-        return None
-    latest = {name: vs[-1] for name, vs in _measured(reads).items()}
-    return [(n, latest.get(n, v)) for n, v in overview]
-
-
-def _needed(info: TaskInfo) -> list[str]:
-    """The bars a question needs measured one at a time."""
-    return list(info.pair) if info.kind == "diff" and info.pair else list(info.categories)
-
-
-def _close_call(info: TaskInfo, values: Values, measured: dict[str, list[int]]):
-    """(bar to measure again, the bar it competes with) of the first close call, or None:
-    the runner-up of the highest or lowest, or the later bar of two neighbours a trend
-    turns on, when within CLOSE_GAP units and measured only once."""
-    by = dict(values)
-    pairs: list[tuple[str, str]] = []
-    if info.kind in ("max", "min"):
-        ranked = sorted(by, key=by.__getitem__, reverse=info.kind == "max")
-        pairs = [(ranked[1], ranked[0])] if len(ranked) > 1 else []
-    elif info.kind == "trend":
-        names = [n for n, _ in values]
-        pairs = [(b, a) for a, b in itertools.pairwise(names)]
-    for name, other in pairs:
-        if abs(by[name] - by[other]) <= CLOSE_GAP and len(measured.get(name, [])) == 1:
-            return name, other
-    return None
-
-
-def read_next(
-    actor: str,
-    history: Sequence[Step],
-    start: int,
-    info: TaskInfo,
-    only: Sequence[str] = (),
-) -> Action | None:
-    """The next reading pass of `actor` since `start` (None: the reading is done): the
-    axis, the overview, each needed bar, the close calls; `only`: just re-measure these."""
-    reads = _reads(history, start, actor)
-    parts = [(c.tool_args or {}).get("part") for c, _ in reads]
-
-    def read(text: str, **args: str) -> Action:
-        return Action(actor, text, "read_chart", dict(args))
-
-    def say(key: str, variants: Sequence[str], **fields: object) -> str:
-        return phrasing.phrase(history, f"cq.{key}", variants, **fields)
-
-    if not only:
-        if "axis" not in parts:
-            return read(say("axis", AXIS), part="axis")
-        if None not in parts:
-            return read(say("overview", OVERVIEW, ymax=info.ymax))
-    measured = _measured(reads)
-    note = ""
-    if reads and parts[-1] not in (None, "axis"):
-        name = str(parts[-1])
-        values_of = measured.get(name, [0])
-        if len(values_of) > 1:
-            note = say("same", SAME, name=name)
-        else:
-            note = say("note", BAR_NOTE, name=name, value=values_of[-1])
-    needed = list(only) or _needed(info)
-    todo = (
-        [n for n in needed if n not in measured]
-        if not only
-        else [n for n in needed if len(measured.get(n, [])) < 1]
-    )
-    if todo:
-        if not only and parts[-1] is None:
-            text = say("first", FIRST_BAR, n=len(info.categories), name=todo[0])
-        else:
-            left = say("left", LEFT, left=len(todo))
-            text = " ".join(t for t in (note, left, say("next", NEXT_BAR, name=todo[0])) if t)
-        return read(text, part=todo[0])
-    values = _chart_values(history, start, actor) if not only else None
-    close = _close_call(info, values, measured) if values else None
-    if close:
-        name, other = close
-        by = dict(values or [])
-        text = say(
-            "close",
-            CLOSE,
-            name=name,
-            value=by[name],
-            other=other,
-            other_value=by[other],
-            gap=abs(by[name] - by[other]),
-        )
-        return read(f"{note} {text}".strip(), part=name)
-    return None
 
 
 class ChartReactSystem(ScriptedReact):
@@ -220,54 +90,6 @@ class ChartReactSystem(ScriptedReact):
         return diff_answer_action("assistant", *info.pair, results[-1].content, pre)
 
 
-RESULT = (
-    "The calculator gives {result}.",
-    "That subtraction comes to {result}.",
-    "{result} is what the calculator returns.",
-)
-ORDER_READ = (
-    "Please read the bar values off the chart with read_chart and report them.",
-    "Reader, please measure the chart: the axis, then the bars, and report every value.",
-    "First we need the data. Please read the chart and send me the bar values.",
-)
-HANDOFF = (
-    "Please answer: {question}",
-    "Using these values, please answer: {question}",
-    "Work from these values only and answer: {question}",
-)
-TO_VERIFIER = (
-    "The analyst has proposed an answer. Please check it against the reader's values.",
-    "We have a proposal from the analyst; please check it against the reader's values.",
-    "Please check the analyst's proposal against the reader's values before we finish.",
-)
-ORDER_REMEASURE = (
-    "The verifier asks for a second look: please measure {a} and {b} again and report.",
-    "Please measure {a} and {b} again; the verifier wants to be sure of them.",
-    "One more pass for the verifier: measure {a} and {b} again and send the values.",
-)
-TO_VERIFIER_AGAIN = (
-    "The reader has measured {a} and {b} again. Please check the proposal once more.",
-    "Second measurement done for {a} and {b}. Please check the analyst's answer again.",
-    "The reader re-measured {a} and {b}; over to you for the final check.",
-)
-VERIFY_REMEASURE = (
-    "Before I approve: {a} ({va}) and {b} ({vb}) decide the answer; please have the reader "
-    "measure {a} and {b} again.",
-    "{a} and {b} are what the answer turns on ({va} against {vb}). To be safe, please have "
-    "the reader measure {a} and {b} again.",
-    "The proposal looks right, but it hinges on {a} ({va}) and {b} ({vb}); please have the "
-    "reader measure {a} and {b} again before I sign off.",
-)
-REPORT = (
-    "All bars I was asked for are measured. ",
-    "Here are my readings, with the single-bar measurements put in. ",
-    "Done reading. ",
-)
-REPORT_AGAIN = (
-    "I measured {a} and {b} again{change}. ",
-    "Second measurement of {a} and {b} done{change}. ",
-    "Re-measured {a} and {b}{change}. ",
-)
 _REJECTION = re.compile(r"^To orchestrator: Check failed: ")
 
 

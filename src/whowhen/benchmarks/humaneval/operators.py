@@ -26,7 +26,7 @@ from whowhen.agents.scripted import addressee
 from whowhen.benchmarks.base import covers
 from whowhen.benchmarks.humaneval.actions import kind_of, split_program
 from whowhen.benchmarks.humaneval.mutate import mutate_code, transcription_typo, truncate_body
-from whowhen.benchmarks.humaneval.policies import (
+from whowhen.benchmarks.humaneval.steps import (
     approval,
     early_submission,
     entry_of,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from whowhen.benchmarks.base import section_schema
+from whowhen.benchmarks.humaneval.mutate import mutate_code
 from whowhen.sandbox import Limits
 from whowhen.sandbox import run_python as sandboxed
 from whowhen.schema import stable_id
@@ -266,8 +267,6 @@ def _draft_flaws() -> dict[str, tuple[str, ...]]:
     examples catch (one sandbox run over the whole dataset). A scripted coder that starts
     from one of them sees the failing run and fixes it, so a successful run can hold a
     failed test and a revision, as real coding runs do, without ever risking the task."""
-    from whowhen.benchmarks.humaneval.mutate import mutate_code
-
     examples = _valid_examples()
     data = []
     for p in problems():

@@ -18,8 +18,7 @@ import random
 from collections.abc import Sequence
 
 from whowhen.benchmarks.base import Operator, covers
-from whowhen.benchmarks.table_qa.policies import (
-    _REJECTION_RE,
+from whowhen.benchmarks.table_qa.actions import (
     _approve,
     _last_proposal,
     _last_result,
@@ -30,6 +29,7 @@ from whowhen.benchmarks.table_qa.policies import (
     sql_action,
     sql_style,
 )
+from whowhen.benchmarks.table_qa.phrases import _REJECTION_RE
 from whowhen.benchmarks.table_qa.tasks import MEASURES, REGIONS, parse_question
 from whowhen.injection.slips import typo
 from whowhen.runtime import Action, Step

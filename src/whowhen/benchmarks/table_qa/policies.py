@@ -20,274 +20,43 @@ question: a wrong month or measure, stated and queried, gets through.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from whowhen.agents import phrasing
 from whowhen.agents.scripted import ScriptedReact, ScriptedSolverVerifier
-from whowhen.benchmarks.table_qa.tasks import AGGREGATES, parse_question, query_for
+from whowhen.benchmarks.table_qa.actions import (
+    _agg_value,
+    _approve,
+    _last_proposal,
+    _output,
+    _question,
+    _restart,
+    _value,
+    answer_action,
+    parse_proposal,
+    parse_sql_step,
+    proposal_action,
+    query_aggregate,
+    query_target,
+    sql_action,
+)
+from whowhen.benchmarks.table_qa.phrases import (
+    _ACKS,
+    _AGG_REJECTS,
+    _COUNT_ASKS,
+    _CROSS,
+    _CROSS_TEXTS,
+    _HOW,
+    _INTENTS,
+    _NOTES,
+    _PROPOSALS,
+    _QUERIES,
+    _RERUNS,
+    _TARGET_REJECTS,
+    _TEXTS,
+    _VALUE_REJECTS,
+)
 from whowhen.runtime import Action, Step
-
-_INTENTS = (
-    "I will compute the {agg} {measure} of {product} in the {region} region for month "
-    "{month} with one query.",
-    "Now the aggregate itself: the {agg} {measure} of {product} in the {region} region for "
-    "month {month}.",
-    "With the rows in view, I query the {agg} {measure} of {product} in the {region} region "
-    "for month {month}.",
-)
-"""The wordings of the aggregate step (an operator keeps the step's wording)."""
-
-
-def _intent_pattern(template: str) -> re.Pattern[str]:
-    out = re.escape(template)
-    for name, group in (
-        ("agg", r"(\w+)"),
-        ("measure", r"(\w+)"),
-        ("product", r"(\w+)"),
-        ("region", r"(\w+)"),
-        ("month", r"(\d+)"),
-    ):
-        out = out.replace(f"\\{{{name}\\}}", group)
-    return re.compile(f"^{out}$")
-
-
-_INTENT_RES = tuple(_intent_pattern(t) for t in _INTENTS)
-_AGG_OF_SQL = {v: k for k, v in AGGREGATES.items()}
-
-_PROPOSALS = (
-    "The query returned the value. Proposed answer: {answer}.",
-    "The {agg} over {n} matching rows is {answer}, and the cross-check agrees. "
-    "Proposed answer: {answer}.",
-    "Both queries give {answer} ({n} rows matched). Proposed answer: {answer}.",
-)
-_PROPOSAL = _PROPOSALS[0]
-_PROPOSAL_RE = re.compile(r"^The query returned the value\. Proposed answer: (\S+?)\.$")
-_PROPOSED = re.compile(r"Proposed answer: (\S+?)\.$")
-_APPROVALS = (
-    "The query's aggregate matches the question. Final answer: {answer}.",
-    "Aggregate, filters and value all check out. Final answer: {answer}.",
-    "I see no problem with the query or the number. Final answer: {answer}.",
-)
-_ANSWERS = (
-    "The aggregate query and the cross-check agree, so the answer is {answer}.",
-    "Both ways of computing it give the same number; the answer is {answer}.",
-    "That settles it: the answer is {answer}.",
-)
-_REJECTION_RE = re.compile(r"^Check failed: ")
-
-
-def sql_action(
-    actor: str,
-    agg: str,
-    measure: str,
-    product: str,
-    region: str,
-    month: int,
-    query: str | None = None,
-    style: int = 0,
-) -> Action:
-    """The aggregate step: the stated intent (in wording `style`), and the query actually
-    sent (they differ only for an action error: right intent, wrong argument)."""
-    text = _INTENTS[style % len(_INTENTS)].format(
-        agg=agg, measure=measure, product=product, region=region, month=month
-    )
-    return Action(
-        actor, text, "sql", {"query": query or query_for(agg, measure, product, region, month)}
-    )
-
-
-def _parse_intent(text: str) -> tuple[tuple[str, str, str, str, int], int] | None:
-    for style, pattern in enumerate(_INTENT_RES):
-        m = pattern.match(text)
-        if m:
-            agg, measure, product, region, month = m.groups()
-            return (agg, measure, product, region, int(month)), style
-    return None
-
-
-def parse_sql_step(action: Action | Step) -> tuple[str, str, str, str, int] | None:
-    """The stated (agg, measure, product, region, month) of an aggregate step."""
-    if action.tool != "sql":
-        return None
-    parsed = _parse_intent(action.content)
-    return parsed[0] if parsed else None
-
-
-def sql_style(action: Action | Step) -> int:
-    """The wording an aggregate step uses (0 when it is not one)."""
-    parsed = _parse_intent(action.content)
-    return parsed[1] if parsed else 0
-
-
-def query_aggregate(query: str) -> str | None:
-    m = re.search(r"\b(SUM|AVG|MAX|MIN)\s*\(", query, re.I)
-    return _AGG_OF_SQL.get(m.group(1).upper()) if m else None
-
-
-def query_target(query: str) -> tuple[str, str, str, int] | None:
-    """(measure, product, region, month) a query aggregates and filters on, as written."""
-    m = re.search(
-        r"\((\w+)\).* product = '(\w+)' AND region = '(\w+)' AND month = (\d+)", query, re.I
-    )
-    return (m.group(1), m.group(2), m.group(3), int(m.group(4))) if m else None
-
-
-def proposal_action(answer: str, agg: str, n: str, style: int) -> Action:
-    """The solver's proposal in wording `style` (0 omits the row count)."""
-    text = _PROPOSALS[style % len(_PROPOSALS)].format(answer=answer, agg=agg, n=n)
-    return Action("solver", text)
-
-
-def parse_proposal(text: str) -> tuple[str, str, str, int] | None:
-    """(answer, agg, row count, wording) of a proposal, or None."""
-    if _PROPOSAL_RE.match(text):
-        return _PROPOSAL_RE.match(text).group(1), "", "", 0  # type: ignore[union-attr]
-    m = re.match(
-        r"^The (\w+) over (\d+) matching rows is (\S+), and the cross-check agrees\. "
-        r"Proposed answer: (\S+?)\.$",
-        text,
-    )
-    if m and m.group(3) == m.group(4):
-        return m.group(4), m.group(1), m.group(2), 1
-    m = re.match(
-        r"^Both queries give (\S+) \((\d+) rows matched\)\. Proposed answer: (\S+?)\.$", text
-    )
-    if m and m.group(1) == m.group(3):
-        return m.group(3), "", m.group(2), 2
-    return None
-
-
-def answer_action(actor: str, answer: str, history: Sequence[Step]) -> Action:
-    """The single agent's answer, worded by the draw at this step."""
-    text = phrasing.phrase(history, "table.answer", _ANSWERS, answer=answer)
-    return Action(actor, text, "final_answer", {"answer": answer})
-
-
-def _approve(answer: str, history: Sequence[Step] = ()) -> Action:
-    text = phrasing.phrase(history, "table.approve", _APPROVALS, answer=answer)
-    return Action("verifier", text, "final_answer", {"answer": answer})
-
-
-def _question(history: Sequence[Step]) -> tuple[str, str, str, str, int]:
-    return parse_question(history[0].content)
-
-
-def _value(observation: str) -> str:
-    lines = observation.strip().splitlines()
-    return lines[1].split(",")[0].strip() if len(lines) > 1 else observation.strip()
-
-
-def _output(history: Sequence[Step], step: Step) -> str:
-    for i, s in enumerate(history):
-        if s.step == step.step and i + 1 < len(history) and history[i + 1].kind == "observation":
-            return history[i + 1].content
-    return ""
-
-
-# --- the exploration queries ------------------------------------------------------------
-
-_WHERE = "WHERE product = '{product}' AND region = '{region}' AND month = {month}"
-_QUERIES = {
-    "peek": "SELECT * FROM sales LIMIT {k}",
-    "overview": "SELECT region, COUNT(*) AS n_rows, SUM({measure}) AS {measure} FROM sales "
-    "WHERE product = '{product}' GROUP BY region ORDER BY region",
-    "months": "SELECT month, COUNT(*) AS n_rows FROM sales WHERE product = '{product}' AND "
-    "region = '{region}' GROUP BY month ORDER BY month",
-    "typo": "SELECT COUNT(*) AS n FROM sales WHERE product_name = '{product}'",
-    "count": "SELECT COUNT(*) AS n FROM sales " + _WHERE,
-    "rows": "SELECT units, revenue FROM sales " + _WHERE + " ORDER BY units DESC",
-}
-_CROSS = {
-    "total": "SELECT ROUND(AVG({measure}) * COUNT(*), 2) AS value FROM sales " + _WHERE,
-    "average": "SELECT ROUND(SUM({measure}) / COUNT(*), 2) AS value FROM sales " + _WHERE,
-    "largest": "SELECT {measure} AS value FROM sales " + _WHERE + " ORDER BY {measure} DESC "
-    "LIMIT 1",
-    "smallest": "SELECT {measure} AS value FROM sales " + _WHERE + " ORDER BY {measure} ASC "
-    "LIMIT 1",
-}
-_TEXTS = {
-    "peek": (
-        "Let me look at a few rows of the table first.",
-        "Before writing the real query I want to see what the rows look like.",
-        "First a quick look at the data: the first {k} rows.",
-    ),
-    "overview": (
-        "Broad view first: how {product} sell by region, in {measure}.",
-        "How many rows and how many {measure} does each region have for {product}?",
-        "To get my bearings, {product} per region with row counts and {measure}.",
-    ),
-    "months": (
-        "Within {region}, which months have {product} rows at all?",
-        "Narrowing down: {product} in {region}, broken down by month.",
-        "Let me see the months available for {product} in {region}.",
-    ),
-    "typo": (
-        "Counting the {product} rows.",
-        "How many rows are about {product}?",
-        "A quick count of {product} rows.",
-    ),
-    "count": (
-        "How many rows match {product}, {region}, month {month}?",
-        "Counting the rows for {product} in {region} in month {month}.",
-        "Before aggregating: the number of {product} rows in {region} for month {month}.",
-    ),
-    "rows": (
-        "Let me list those rows ({product}, {region}, month {month}).",
-        "Here are the matching rows for {product} in {region}, month {month}, sorted.",
-        "I want to see the individual {product} rows in {region} for month {month}.",
-    ),
-}
-_CROSS_TEXTS = (
-    "Cross-check of that value another way, for {product} in {region}, month {month}: {how}.",
-    "To be sure, the same {measure} of {product} in {region} for month {month}, via {how}.",
-    "Second route to the number ({product}, {region}, month {month}, {measure}): {how}.",
-)
-_HOW = {
-    "total": "the mean times the row count",
-    "average": "the sum divided by the row count",
-    "largest": "the top row when sorted in descending order",
-    "smallest": "the first row when sorted in ascending order",
-}
-_NOTES = {
-    "plan": (
-        "The question names a product, a region and a month. I will look at the data, "
-        "narrow it down, and then aggregate.",
-        "Plan: check the columns, find the matching rows, aggregate them and cross-check.",
-        "I need one number from the sales table; first I make sure I filter the right rows.",
-    ),
-    "peek": (
-        "Columns are region, product, month, units and revenue; one row per sale.",
-        "Each row is one sale with its units and revenue, so the question is an aggregate "
-        "over several rows.",
-        "The rows look clean. Months are numbers, so the filter is month = a number.",
-    ),
-    "overview": (
-        "{region} is in the list, as expected. Now I narrow to month {month}.",
-        "The overview covers every region; the one I need is {region}. Next, the month.",
-        "That is the broad picture. The question only concerns {region} and month {month}.",
-    ),
-    "typo": (
-        "The column is called product, not product_name. Retrying with the right name.",
-        "Wrong column name; the table uses product. Fixing the query.",
-        "That failed because product_name does not exist. I use product instead.",
-    ),
-    "rows": (
-        "{n} matching rows, so the aggregate is over {n} values.",
-        "There are {n} rows to aggregate; that is what the next query should cover.",
-        "With {n} rows matched, I can compute the aggregate now.",
-    ),
-    "cross": (
-        "Both routes give {value}. I am confident in the number.",
-        "The cross-check gives {value} as well, so the value stands.",
-        "{value} again. The two queries agree.",
-    ),
-}
-_ACKS = (
-    "Noted. Go on.",
-    "Understood; continue.",
-    "Fine by me. Carry on.",
-)
 
 
 def _kind(step: Step) -> str:
@@ -391,18 +160,6 @@ def _work(history: Sequence[Step], actor: str, since: int, redo: bool = False) -
     return None
 
 
-def _agg_value(history: Sequence[Step], actor: str, since: int = 0) -> str:
-    """The value the actor's last aggregate step returned ('' if none)."""
-    aggs = [s for s in history[since:] if s.actor == actor and parse_sql_step(s) is not None]
-    return _value(_output(history, aggs[-1])) if aggs else ""
-
-
-def _last_result(history: Sequence[Step]) -> str:
-    """The value of the last aggregate step's query in `history` (any agent)."""
-    aggs = [s for s in history if parse_sql_step(s) is not None]
-    return _value(_output(history, aggs[-1])) if aggs else ""
-
-
 class TableReactSystem(ScriptedReact):
     """Single agent: plan, look, narrow down, count, aggregate, cross-check, answer."""
 
@@ -412,58 +169,7 @@ class TableReactSystem(ScriptedReact):
         )
 
 
-_COUNT_ASKS = (
-    "Check failed: the proposal does not say how many rows the value covers. Please "
-    "count the matching rows and propose again.",
-    "Check failed: I need the number of matching rows with the value. Please recount and resend.",
-    "Check failed: a value without its row count is hard to judge. Please count the rows "
-    "and propose again.",
-)
-_AGG_REJECTS = (
-    "Check failed: the question asks for the {agg}, but the query computes the {used}. "
-    "Please redo the query.",
-    "Check failed: the query computes the {used}; the question wants the {agg}. Please "
-    "redo the query.",
-    "Check failed: wrong aggregate, the {used} instead of the {agg}. Please redo the query.",
-)
-_TARGET_REJECTS = (
-    "Check failed: the query does not compute the {measure} of {product} in the {region} "
-    "region for month {month} that you set out to compute. Please redo the query.",
-    "Check failed: your text says {measure} of {product}, {region}, month {month}, but "
-    "the query filters something else. Please redo the query.",
-    "Check failed: query and stated plan ({product}, {region}, month {month}) disagree. "
-    "Please redo the query.",
-)
-_VALUE_REJECTS = (
-    "Check failed: the query returns {value}, not the proposed {answer}. Please redo the "
-    "query and copy the value.",
-    "Check failed: re-running your query gives {value}; the proposal says {answer}. "
-    "Please redo the query.",
-    "Check failed: {answer} does not match the query's {value}. Please redo the query.",
-)
-_RERUNS = (
-    "I re-run the solver's aggregate query ({product}, {region}, month {month}) to compare "
-    "it with the proposal.",
-    "Let me execute the same query for {product} in {region}, month {month}, myself before "
-    "approving.",
-    "Re-running the query on {product}, {region}, month {month} independently.",
-)
-
-
-def _last_proposal(history: Sequence[Step]) -> tuple[str, str, str, int] | None:
-    for s in reversed(history):
-        if s.actor == "solver" and s.tool is None:
-            return parse_proposal(s.content)
-    return None
-
-
-def _restart(history: Sequence[Step]) -> int:
-    """Index of the verifier's last send-back (0 if none): the solver redoes from there."""
-    for i in range(len(history) - 1, 0, -1):
-        s = history[i]
-        if s.actor == "verifier" and s.tool is None and _REJECTION_RE.match(s.content):
-            return i
-    return 0
+# --- solver + verifier ----------------------------------------------------------------
 
 
 class TableSolverVerifierSystem(ScriptedSolverVerifier):
