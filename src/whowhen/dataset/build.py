@@ -25,6 +25,13 @@ DATASET_DEFAULTS: dict[str, Any] = {
 """The `dataset:` section's defaults (the config schema documents each key)."""
 
 
+def dataset_options(section: dict[str, Any] | None) -> dict[str, Any]:
+    """The `dataset:` section with every default filled in, the per-split caps included."""
+    opts = DATASET_DEFAULTS | (section or {})
+    caps = DATASET_DEFAULTS["max_per_parent"] | (opts.get("max_per_parent") or {})
+    return opts | {"max_per_parent": caps}
+
+
 def assign_splits(
     labels: pl.DataFrame,
     runs: pl.DataFrame,
@@ -108,8 +115,7 @@ def dataset_from_config(
     )
     if dataset is None:
         return data
-    opts = DATASET_DEFAULTS | dataset
-    return select_items(data, opts, cfg["split_seed"])
+    return select_items(data, dataset_options(dataset), cfg["split_seed"])
 
 
 def select_items(
@@ -117,8 +123,9 @@ def select_items(
 ) -> dict[str, pl.DataFrame]:
     """Keep at most `max_per_parent[split]` items per parent run, then spread the gold
     steps' positions (per split); runs and steps follow the labels."""
-    caps = DATASET_DEFAULTS["max_per_parent"] | (opts.get("max_per_parent") or {})
-    labels = cap_per_parent(data["labels"], data["runs"], data["steps"], caps, seed)
+    labels = cap_per_parent(
+        data["labels"], data["runs"], data["steps"], opts["max_per_parent"], seed
+    )
     labels = spread_positions(
         labels, data["steps"], opts["max_tenth_share"], opts["max_last_share"], seed
     )

@@ -31,18 +31,18 @@ import random
 import re
 from collections.abc import Callable, Sequence
 
+from whowhen.injection.slips import NUMBER
 from whowhen.runtime import Action, Step
 
 NaturalSlip = Callable[[Action, random.Random, Sequence[Step]], tuple[str, Action] | None]
 
 COMPUTE = ("calculator", "sql", "run_python")
 FINISH = ("final_answer", "checkout")
-_NUM = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w]|\.\d)")
 _TO = re.compile(r"^To (\w+):")
 
 
 def _numbers(text: str) -> list[str]:
-    return _NUM.findall(text)
+    return NUMBER.findall(text)
 
 
 def _swap_number(action: Action, old: str, new: str) -> Action:

@@ -33,7 +33,8 @@ def typo(number: str, rng: random.Random) -> str:
     return format_number(value)
 
 
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w]|\.\d)")
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w]|\.\d)")
+"""A number standing alone in a text (not part of a word, an id or a longer number)."""
 _VERIFIED = re.compile(r"^I checked all (\d+) calculations against the problem")
 
 
@@ -58,8 +59,8 @@ def wrong_final_answer(action: Action, rng: random.Random) -> Action | None:
     wrong = typo(answer, rng)
     if action.content == final_action(action.actor, answer, verified).content:
         return final_action(action.actor, wrong, verified)
-    if _NUMBER.findall(action.content) in ([], [answer]):  # the answer, said once, or not
-        text = _NUMBER.sub(lambda _: wrong, action.content)
+    if NUMBER.findall(action.content) in ([], [answer]):  # the answer, said once, or not
+        text = NUMBER.sub(lambda _: wrong, action.content)
         return Action(action.actor, text, "final_answer", {"answer": wrong})
     return None
 

@@ -9,6 +9,7 @@ keeps its formatting and the bug reads like a slip, not a rewrite.
 from __future__ import annotations
 
 import ast
+import builtins
 import random
 import re
 from typing import Any
@@ -224,8 +225,6 @@ def undefined_names(tree: ast.AST) -> set[str]:
     """Names a program reads but binds nowhere (and that are not builtins). A copy slip
     must not add one: a name the program never defines is a NameError anyone sees in the
     step alone, without reading the task or the run."""
-    import builtins
-
     bound, read = set(dir(builtins)), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):

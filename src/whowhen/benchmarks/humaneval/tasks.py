@@ -22,6 +22,7 @@ import random
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from whowhen.benchmarks.base import section_schema
 from whowhen.benchmarks.humaneval.mutate import mutate_code
@@ -206,6 +207,15 @@ def example_script(examples: tuple[tuple[str, str], ...] | list[tuple[str, str]]
     )
 
 
+def _sandboxed_json(program: str, limits: Limits, what: str) -> dict[str, Any]:
+    """The JSON a whole-dataset check program prints, run once in the sandbox (the
+    reference and buggy drafts are code too); a failed run stops with what was checked."""
+    result = sandboxed(program, limits)
+    if not result.ok:
+        raise RuntimeError(f"checking the HumanEval {what} failed: {result.stderr}")
+    return json.loads(result.stdout)
+
+
 @lru_cache(maxsize=1)
 def _valid_examples() -> dict[str, tuple[tuple[str, str], ...]]:
     """source id -> the parsed examples the reference solution satisfies (one sandbox run)."""
@@ -220,10 +230,9 @@ def _valid_examples() -> dict[str, tuple[tuple[str, str], ...]]:
         "        except Exception:\n            ok.append(False)\n"
         "    results[sid] = ok\nprint(json.dumps(results))\n"
     )
-    result = sandboxed(program, Limits(wall_s=60.0, cpu_s=30, memory_mb=1024))
-    if not result.ok:
-        raise RuntimeError(f"checking the HumanEval docstring examples failed: {result.stderr}")
-    ok = json.loads(result.stdout)
+    ok = _sandboxed_json(
+        program, Limits(wall_s=60.0, cpu_s=30, memory_mb=1024), "docstring examples"
+    )
     return {
         sid: tuple(tuple(c) for c, good in zip(cases, ok[sid], strict=True) if good)
         for sid, cases in parsed.items()
@@ -304,10 +313,7 @@ def _draft_flaws() -> dict[str, tuple[str, ...]]:
         "        caught.append(bad is True)\n"
         "    results[sid] = caught\nprint(json.dumps(results))\n"
     )
-    result = sandboxed(program, Limits(wall_s=120.0, cpu_s=60, memory_mb=1024))
-    if not result.ok:
-        raise RuntimeError(f"checking the HumanEval draft flaws failed: {result.stderr}")
-    ok = json.loads(result.stdout)
+    ok = _sandboxed_json(program, Limits(wall_s=120.0, cpu_s=60, memory_mb=1024), "draft flaws")
     return {
         sid: tuple(c for c, good in zip(codes, ok[sid], strict=True) if good)[:5]
         for sid, codes, _ in data
