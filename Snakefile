@@ -35,6 +35,9 @@ include: "workflow/rules/analysis.smk"
 
 rule all:
     input:
-        rules.analysis_all.input,
-        rules.imports_all.output,
+        (
+            rules.dataset.output
+            if config.get("build", "all") == "dataset"
+            else [rules.analysis_all.input, rules.imports_all.output]
+        ),
     default_target: True

@@ -5,8 +5,15 @@ rule injection:
     input:
         runs="results/rollouts/{benchmark}/{system}/runs.parquet",
         steps="results/rollouts/{benchmark}/{system}/steps.parquet",
-        taxonomy=rules.taxonomy.output.taxonomy,
-        mode_overview=rules.taxonomy.output.mode_overview,
+        # uncalibrated (calibrate 0): the configured taxonomy, no natural-failure overview
+        **(
+            {
+                "taxonomy": rules.taxonomy.output.taxonomy,
+                "mode_overview": rules.taxonomy.output.mode_overview,
+            }
+            if config["injection"].get("calibrate", 1.0) > 0
+            else {"taxonomy": config["taxonomy"]["file"]}
+        ),
     output:
         injections="results/injection/{benchmark}/{system}/injections.parquet",
     params:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from whowhen.injection import plan as plan_module
 from whowhen.injection.llm_generator import LLMErrorGenerator
 from whowhen.injection.plan import plan_injections
@@ -20,7 +22,17 @@ def mode_weights(overview: object, calibrate: float) -> dict[tuple[str, str], di
     return weights
 
 
-def stage(params: dict, inputs: object, outputs: object, wildcards: object) -> None:
+def _weights(inputs: dict[str, Any], calibrate: float) -> dict[tuple[str, str], dict[str, float]]:
+    """The mode weights; uniform at calibrate 0, where the overview is not an input (so
+    the paper-scale build needs no replay or taxonomy stage)."""
+    if calibrate <= 0 or "mode_overview" not in inputs:
+        return {}
+    return mode_weights(read_table(inputs["mode_overview"], MODE_OVERVIEW), calibrate)
+
+
+def stage(
+    params: dict[str, Any], inputs: dict[str, Any], outputs: dict[str, Any], wildcards: object
+) -> None:
     """Snakemake edge: plan the injections of one (benchmark, system) shard."""
     cfg = params["injection"]
     generator = plan_module.programmatic
@@ -36,7 +48,7 @@ def stage(params: dict, inputs: object, outputs: object, wildcards: object) -> N
         cfg["per_run"],
         cfg.get("modes") or None,
         generator,
-        mode_weights(read_table(inputs["mode_overview"], MODE_OVERVIEW), cfg.get("calibrate", 1.0)),
+        _weights(inputs, cfg.get("calibrate", 1.0)),
         {
             b: cfg.get("benchmarks", {}).get(b, {}).get("steps", cfg.get("steps", "uniform"))
             for b in params["benchmarks"]
