@@ -8,7 +8,8 @@ slip rate, injections planned as the pipeline plans them (config's per-run count
 selection, modes uniform), warm-started (no re-rollout), and the flipped ones built into a
 dataset with the config's `continuation` and `dataset` sections. Then:
 
-- per kind of agent step (actor, tool and the masked first words of its text), its share
+- per kind of agent step (actor, tool and the masked first words of its text, as the
+  dataset's kind matching defines it), its share
   of the agent steps of the successful runs beside its share of the flipped injections'
   gold steps (`gold/step` is their ratio: 1 everywhere is what "no kind is favoured"
   means), and the total variation distance between the two distributions;
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from whowhen.config import load_config
 from whowhen.continuation import continue_injections
 from whowhen.dataset.audit import leakage_audit
 from whowhen.dataset.build import dataset_from_config, dataset_options
+from whowhen.dataset.kinds import step_kind
 from whowhen.dataset.positions import agent_step_table
 from whowhen.injection.plan import plan_injections
 from whowhen.registry import has_policy
@@ -43,12 +44,9 @@ from whowhen.taxonomy import load_taxonomy
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def kind(row: dict[str, Any], words: int = 3) -> str:
-    """A coarse kind of step: actor, tool, and its first words with numbers and capitalised
-    words masked (what a template looks like before its fillers)."""
-    text = re.sub(r"\d+", "#", row["content"] or "")
-    text = re.sub(r"\b[A-Z][a-z]+\b", "C", text)
-    return f"{row['actor']}/{row['tool'] or 'message'}/" + " ".join(text.split()[:words])
+def kind(row: dict[str, Any]) -> str:
+    """The dataset selection's kind of step (`whowhen.dataset.kinds.step_kind`)."""
+    return step_kind(row["actor"], row["tool"], row["content"])
 
 
 def build(cfg: dict[str, Any], bench: str, tasks: int, per_run: int) -> dict[str, Any]:

@@ -173,3 +173,39 @@ def test_step_kind_prior_reads_no_text_and_finds_a_kind_prior() -> None:
     clean = leakage_audit(data["runs"], data["steps"], data["labels"], margin=0.05)
     kind = clean.filter((pl.col("probe") == "step_kind_prior") & (pl.col("subset") == "all"))
     assert kind["accuracy"][0] < 0.25  # one kind everywhere: the first step, about random
+
+
+def test_kind_matching_caps_a_favoured_kind_and_keeps_a_fair_set() -> None:
+    from whowhen.dataset.kinds import kind_column, match_kinds
+
+    data = synthetic(seed=8)
+    runs = data["runs"].with_columns(pl.lit("toy").alias("benchmark"))
+    gold = set(zip(data["labels"]["run_id"], data["labels"]["decisive_step"], strict=True))
+    # every gold step opens "Checking the value", the others one of four other openings:
+    # the gold kind is 1/10 of the steps but all of the gold
+    opener = ["Adding", "Reading", "Noting", "Listing"]
+
+    def opening(run_id: str, step: int) -> str:
+        return ("Checking" if (run_id, step) in gold else opener[step // 2 % 4]) + " the value: "
+
+    agent = pl.col("actor") == "assistant"
+    prefix = [opening(r, s) for r, s in data["steps"].select("run_id", "step").iter_rows()]
+    steps = data["steps"].with_columns(
+        pl.when(agent)
+        .then(pl.Series(prefix) + pl.col("content"))
+        .otherwise(pl.col("content"))
+        .alias("content")
+    )
+    kinds = kind_column(steps)["kind"].unique().sort().to_list()
+    assert kinds == [f"assistant/calculator/{w} the value:" for w in sorted(["Checking", *opener])]
+    kept = match_kinds(data["labels"], runs, steps, max_ratio=1.5, seed=0)
+    assert kept.height == 3  # one item per split: the one kind that is ever gold
+    # a fair set (every step one kind, so gold kinds follow step kinds) is kept whole
+    fair = data["steps"].with_columns(
+        pl.when(agent)
+        .then("Adding the value: " + pl.col("content"))
+        .otherwise(pl.col("content"))
+        .alias("content")
+    )
+    assert match_kinds(data["labels"], runs, fair, 1.5, 0).height == data["labels"].height
+    assert match_kinds(data["labels"], runs, steps, None, 0).height == data["labels"].height

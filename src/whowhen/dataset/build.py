@@ -8,6 +8,7 @@ from typing import Any
 
 import polars as pl
 
+from whowhen.dataset.kinds import match_kinds
 from whowhen.dataset.select import cap_per_parent, spread_positions
 from whowhen.errors import WhowhenError
 from whowhen.schema import (
@@ -19,6 +20,7 @@ DATASET_DEFAULTS: dict[str, Any] = {
     "max_per_parent": {"train": None, "dev": 1, "test": 1},
     "max_tenth_share": 0.2,
     "max_last_share": 0.2,
+    "max_kind_ratio": 1.5,
     "audit_margin": 5,
     "strict_audit": False,
 }
@@ -121,11 +123,13 @@ def dataset_from_config(
 def select_items(
     data: dict[str, pl.DataFrame], opts: dict[str, Any], seed: int
 ) -> dict[str, pl.DataFrame]:
-    """Keep at most `max_per_parent[split]` items per parent run, then spread the gold
-    steps' positions (per split); runs and steps follow the labels."""
+    """Keep at most `max_per_parent[split]` items per parent run, keep the gold steps'
+    kinds in proportion to the steps' kinds, then spread the gold steps' positions (per
+    split); runs and steps follow the labels."""
     labels = cap_per_parent(
         data["labels"], data["runs"], data["steps"], opts["max_per_parent"], seed
     )
+    labels = match_kinds(labels, data["runs"], data["steps"], opts["max_kind_ratio"], seed)
     labels = spread_positions(
         labels, data["steps"], opts["max_tenth_share"], opts["max_last_share"], seed
     )
