@@ -60,8 +60,9 @@ def build(cfg: dict[str, Any], bench: str, tasks: int, per_run: int) -> dict[str
         if not has_policy(system, bench):
             continue
         seed, slip = cfg["seed"], cfg["rollouts"]["slip_rate"]
+        kind = cfg["rollouts"].get("slips", "natural")
         runs, steps, slips = run_rollouts(
-            bench, system, bench_cfg, seed, slip, cfg["rollouts"]["max_steps"]
+            bench, system, bench_cfg, seed, slip, cfg["rollouts"]["max_steps"], slip_kind=kind
         )
         planned = plan_injections(
             runs,
@@ -74,7 +75,14 @@ def build(cfg: dict[str, Any], bench: str, tasks: int, per_run: int) -> dict[str
             terminal_share=inj.get("terminal_share", 1.0),
         )
         parts = continue_injections(
-            planned, runs, steps, bench_cfg, seed, cfg["continuation"]["max_steps"], slips=slips
+            planned,
+            runs,
+            steps,
+            bench_cfg,
+            seed,
+            cfg["continuation"]["max_steps"],
+            slips=slips,
+            slip_kind=kind,
         )
         ok = runs.filter(pl.col("success"))["run_id"].to_list()
         out["steps"].append(steps.filter(pl.col("run_id").is_in(ok)))
