@@ -134,7 +134,10 @@ test_no_replacement_is_flagged = all_modes_test(BENCHMARK, SYSTEMS, OPERATORS, c
 def test_the_check_flags_the_contradictions_the_audit_found() -> None:
     bad = [
         Action(
-            "assistant", "I will read the document on Juniper Grid.", "read", {"title": "Ironleaf"}
+            "assistant",
+            "I will read the document on Juniper Grid for the founder.",
+            "read",
+            {"title": "Ironleaf"},
         ),
         Action(
             "assistant",
@@ -194,6 +197,9 @@ def test_the_check_flags_the_contradictions_the_audit_found() -> None:
     for action in bad:
         assert contradiction(action), action
     good = Action(
-        "assistant", "I will read the document on Ironleaf.", "read", {"title": "Ironleaf"}
+        "assistant",
+        "I will read the document on Ironleaf for the founder.",
+        "read",
+        {"title": "Ironleaf"},
     )
     assert contradiction(good) is None

@@ -21,6 +21,7 @@ _TO = re.compile(r"^To (\w+): ")
 _SAMPLE = re.compile(r"^(?P<why>.*)I will look at frames (\d+) to (\d+) with step (\d+)\.$")
 _WHY = [
     re.compile(r"^$"),
+    re.compile(r"^To track (the \w+ ball|all balls), $"),
     re.compile(r"^To find the first frame with (the \w+ ball|a ball) in the zone, $"),
     re.compile(
         r"^To count the \w+ ball's crossings of the line x = \d+ \(a ball moves at most "
@@ -29,7 +30,8 @@ _WHY = [
 ]
 _GAP = re.compile(
     r"^(?:The \w+ ball is outside the zone in frame (\d+) and inside in frame (\d+)|No ball "
-    r"is in the zone in frame (\d+) and the \w+ ball is in frame (\d+)), so $"
+    r"is in the zone in frame (\d+) and (?:the \w+ ball is|the [\w, ]+ and \w+ balls are) in "
+    r"frame (\d+)), so $"
 )
 _DETECTS = [
     re.compile(
@@ -37,6 +39,7 @@ _DETECTS = [
         + re.escape(v)
         .replace(re.escape("{frame}"), r"(?P<frame>\d+)", 1)
         .replace(re.escape("{frame}"), "(?P=frame)")
+        .replace(re.escape("{balls}"), r"(?:the \w+ ball|the [\w, ]+ and \w+ balls|all balls)")
         + "$"
     )
     for v in (*DETECTS, *RECHECKS)

@@ -10,12 +10,15 @@ import re
 import pytest
 
 from whowhen.benchmarks.visual_count.operators import OPERATORS
-from whowhen.benchmarks.visual_count.policies import (
+from whowhen.benchmarks.visual_count.phrases import (
     ANSWER_FORMS,
     ASKED_FORMS,
+    COLOUR_FORMS,
     FULL,
+    FULL_FORMS,
     NOTE_FORMS,
     TALLY_FORMS,
+    TARGET_FORMS,
 )
 from whowhen.runtime import Action
 
@@ -24,7 +27,6 @@ from .coherence_checks import direct_test, planned_test, reference_test
 BENCHMARK = "visual_count"
 SYSTEMS = ("react",)
 _ITEM = re.compile(r"^(\d+) (\w+) (circle|square|triangle)(s?)$")
-_FULL = set(FULL)
 _REGION = re.compile(r"\b([a-z]+-(?:left|centre|right))\b")
 _COLOUR = re.compile(r"(?:colour pass for|detection of the|a) (\w+)(?: objects|-only)")
 
@@ -43,17 +45,37 @@ def _tally(text: str) -> dict[tuple[str, str], int] | str:
     return tally
 
 
+def _targets(text: str) -> str | None:
+    """The step names one class as the one it counts, and a count of it agrees in number
+    with its noun ("1 green circle", "2 green circles")."""
+    found = [m for forms in TARGET_FORMS for m in forms.finditer(text)]
+    named = {(m["colour"], m["shape"]) for m in found}
+    if len(named) > 1:
+        return f"the text counts two classes at once: {sorted(named)}"
+    for m in found:
+        if "running" in m.re.groupindex and (int(m["count"]) == 1) == m["running"].endswith("s"):
+            return f"a count the policy never writes: {m['running']!r}"
+    return None
+
+
 def _detect_step(action: Action) -> str | None:
     """A detect call: its text announces the pass it makes (the full image, a region, a
-    colour), and any region note in it is a well-formed tally."""
+    colour), names one class as the one it counts, and any region note in it is a
+    well-formed tally."""
     args = action.tool_args or {}
     text = action.content
     for note in NOTE_FORMS.finditer(text):
         bad = _tally(note["tally"])
         if isinstance(bad, str):
             return bad
+    bad_target = _targets(text)
+    if bad_target:
+        return bad_target
     if not args:
-        return None if text in _FULL else "a full detection pass the text does not announce"
+        full = FULL_FORMS.search(text)
+        if full is None or full.group(0) != text:
+            return "a full detection pass the text does not announce"
+        return None
     if set(args) == {"region"}:
         named = _REGION.findall(text) or ["no region"]
         if named[-1] != args["region"]:
@@ -63,6 +85,9 @@ def _detect_step(action: Action) -> str | None:
         named = _COLOUR.findall(text)
         if not named or named[-1] != args["colour"]:
             return f"the text announces a {named} pass, the call filters {args['colour']}"
+        total = COLOUR_FORMS.search(text)
+        if total is not None and total["colour"] != args["colour"]:
+            return f"the text totals {total['colour']} objects, the call filters {args['colour']}"
         return None
     return f"arguments the policy never sends: {args}"
 
@@ -133,7 +158,7 @@ CONTRADICTORY = [
     # an answer with no tally behind it
     Action("assistant", "The answer is 4.", "final_answer", {"answer": "4"}),
     # the text announces one tool, another is called
-    Action("assistant", FULL[0], "final_answer", {"answer": "4"}),
+    Action("assistant", FULL[0].format(targets="red circles"), "final_answer", {"answer": "4"}),
     # the text moves on to one region, the call scans another
     Action(
         "assistant",
@@ -144,11 +169,30 @@ CONTRADICTORY = [
     # the text announces a colour pass for one colour, the call filters another
     Action(
         "assistant",
-        "Region bottom-right gives nothing. Every region is counted; a red-only detection "
-        "should confirm the total.",
+        "Region bottom-right gives nothing. Every region is counted, 3 red circles in all; a "
+        "red-only detection should confirm the total.",
         "detect_objects",
         {"colour": "blue"},
     ),
+    # the text totals one colour, the call (and its announcement) checks another
+    Action(
+        "assistant",
+        "Region bottom-right gives nothing. Every region is counted, 3 red circles in all; a "
+        "blue-only detection should confirm the total.",
+        "detect_objects",
+        {"colour": "blue"},
+    ),
+    # a step that says it counts two classes
+    Action(
+        "assistant",
+        "In the top-left region: 1 red square. An object sits on the border here, and it could "
+        "be a red circle. Let me run the detection on top-left again. That makes 2 red squares "
+        "so far, with 8 regions to check.",
+        "detect_objects",
+        {"region": "top-left"},
+    ),
+    # a full pass that announces nothing it counts
+    Action("assistant", "Let me look at the image.", "detect_objects", {}),
 ]
 
 

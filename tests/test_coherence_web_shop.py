@@ -15,11 +15,18 @@ from collections.abc import Callable
 
 from whowhen.agents.phrasing import Form
 from whowhen.benchmarks.web_shop import actions as A
-from whowhen.benchmarks.web_shop.actions import LISTED
+from whowhen.benchmarks.web_shop import messages as M
+from whowhen.benchmarks.web_shop.actions import DESC_RE, LINE_OPTION_RE, LISTED, OPTION_RE
 from whowhen.benchmarks.web_shop.operators import OPERATORS
 from whowhen.runtime import Action
 
-from .coherence_checks import all_modes_test, reference_test
+from .coherence_checks import (
+    direct_replacements,
+    planned_replacements,
+    reference_test,
+    replacement_test,
+    table,
+)
 
 BENCHMARK = "web_shop"
 SYSTEMS = ("react", "orchestrator")
@@ -41,17 +48,19 @@ _TOOL_FORMS: tuple[tuple[Form, str, str | None, Callable[[dict], str] | None], .
     (A.SCAN, "click", "target", lambda f: "next"),
     *(
         (form, "click", "target", lambda f: "back")
-        for form in (A.SCAN_BACK, A.BACK, A.BACK_CART, A.BACK_NAMED, A.EMPTY_BACK)
+        for form in (A.SCAN_BACK, A.BACK, A.BACK_CART, M.BACK_NAMED, M.EMPTY_BACK)
     ),
     (A.VIEW_CART, "click", "target", lambda f: "cart"),
-    (A.TO_CART, "click", "target", lambda f: "cart"),
-    (A.REMOVE, "click", "target", lambda f: f"remove {f['item']}"),
-    (A.OPEN_NAMED, "click", "target", lambda f: f["item"]),
+    (M.TO_CART, "click", "target", lambda f: "cart"),
+    (M.REMOVE, "click", "target", lambda f: f"remove {f['item']}"),
+    (A.REMOVE_WRONG, "click", "target", lambda f: f"remove {f['item']}"),
+    (M.OPEN_NAMED, "click", "target", lambda f: f["item"]),
     (A.SELECT, "select_option", None, None),
     (A.ADD, "add_to_cart", None, None),
     (A.CHECKOUT, "checkout", None, None),
     (A.NONE_FITS, "checkout", None, None),
-    (A.APPROVE, "checkout", None, None),
+    (M.APPROVE, "checkout", None, None),
+    (M.CLOSE, "checkout", None, None),
 )
 
 
@@ -76,11 +85,42 @@ def _click_problem(f: dict[str, str]) -> str | None:
     return None
 
 
+def _wanted(desc: str) -> dict[str, str]:
+    """The options a description ("red lamp in size M") asks for."""
+    m = DESC_RE.match(desc)
+    return {"colour": m.group(1), **({"size": m.group(3)} if m and m.group(3) else {})} if m else {}
+
+
+def _target_problem(text: str) -> str | None:
+    """A step whose stated target disagrees with what the same step says about it: the
+    options a product lacks are not the wanted ones, a noted item's options are not the
+    target's, or a cart line called wrong (or sent back) matches the target."""
+    if (f := A.BACK.fields(text)) and not set(OPTION_RE.findall(f["missing"])) <= set(
+        _wanted(f["desc"]).items()
+    ):
+        return f"lacks {f['missing']}, which the {f['desc']} does not ask for"
+    if (f := A.NOTE.fields(text)) and dict(OPTION_RE.findall(f["options"])) != _wanted(f["desc"]):
+        return f"notes {f['options']} for the {f['desc']}"
+    if (f := A.REMOVE_WRONG.fields(text)) and dict(LINE_OPTION_RE.findall(f["line"])) == _wanted(
+        f["desc"]
+    ):
+        return f"calls {f['line']} not the {f['desc']}"
+    if (f := M.REJECT.fields(text)) and "(" in f["holds"]:
+        held = dict(LINE_OPTION_RE.findall(f["holds"]))
+        if held == _wanted(f["desc"]) and f["holds"].split(" (")[0].lower().endswith(
+            DESC_RE.match(f["desc"]).group(2)
+        ):
+            return f"sends back {f['holds']} as not the {f['desc']}"
+    return None
+
+
 def _message_problem(text: str) -> str | None:
-    if (f := A.ADDED.fields(text)) and not f["line"].startswith(f["item"] + " "):
+    if (f := M.ADDED.fields(text)) and not f["line"].startswith(f["item"] + " "):
         return f"reports adding {f['item']} while the cart line is {f['line']}"
-    if (f := A.ITEM_OK.fields(text)) and _cents(f["price"]) >= int(f["cap"]) * 100:
+    if (f := M.ITEM_OK.fields(text)) and _cents(f["price"]) >= int(f["cap"]) * 100:
         return f"approves {f['price']} as under ${f['cap']}"
+    if problem := _target_problem(text):
+        return problem
     if tool := _announced(text.split(": ", 1)[-1]):
         return f"a message announcing {tool}"
     return None
@@ -102,6 +142,8 @@ def contradiction(action: Action) -> str | None:
             return f"the text says {arg} {said(f)} but calls {args}"
         if form is A.CLICK:
             return _click_problem(f)
+        if problem := _target_problem(text):
+            return problem
         if form is A.SELECT:
             if (args.get("name"), args.get("value")) != (f["name"], f["value"]):
                 return f"the text selects {f['name']} {f['value']} but calls {args}"
@@ -115,15 +157,29 @@ def contradiction(action: Action) -> str | None:
 
 
 test_no_reference_step_is_flagged = reference_test(BENCHMARK, SYSTEMS, contradiction, 101)
-test_no_replacement_is_flagged = all_modes_test(BENCHMARK, SYSTEMS, OPERATORS, contradiction)
+_OPS = table(OPERATORS)
+# `all_modes_test`'s sources on 60 tasks, not 30: the rollouts slip with these operators, and
+# now that every one is decisive, fewer of them succeed (only successful runs are injected)
+test_no_replacement_is_flagged = replacement_test(
+    SYSTEMS,
+    contradiction,
+    lambda system: planned_replacements(
+        BENCHMARK, system, _OPS, seeds=(3, 4), per_run=8, together=True, n_tasks=60
+    ),
+    lambda system: direct_replacements(
+        BENCHMARK, system, _OPS, seeds=(0,), successful_only=True, n_tasks=60
+    ),
+    at_least=101,
+)
 
 
 HEAD = "The results list these lamps: Aurora Lamp (P9088, $19.00), Nordic Lamp (P8724, $53.00). "
+TAIL = "I will open it and see if it is the red lamp I need."
 
 
 def test_the_check_flags_the_contradictions_the_audit_found() -> None:
     select = "Options for the lamp's colour: black, grey, pink. I will select colour black."
-    opens = f"{HEAD}Aurora Lamp (P9088, $19.00) fits the $35 budget; I will open it."
+    opens = f"{HEAD}Aurora Lamp (P9088, $19.00) fits the $35 budget; {TAIL}"
     bad = [
         Action("assistant", select, "select_option", {"name": "colour", "value": "grey"}),
         Action(
@@ -142,14 +198,17 @@ def test_the_check_flags_the_contradictions_the_audit_found() -> None:
         Action("assistant", opens, "click", {"target": "P8724"}),
         Action(
             "assistant",
-            f"{HEAD}Nordic Lamp (P8724, $53.00) fits the $35 budget; I will open it.",
+            f"{HEAD}Nordic Lamp (P8724, $53.00) fits the $35 budget; {TAIL}",
             "click",
             {"target": "P8724"},
         ),
         Action(
-            "assistant", "I will search the shop for the lamp.", "search", {"query": "lamp shade"}
+            "assistant",
+            "I need a red lamp under $35; I will search the shop for lamp.",
+            "search",
+            {"query": "lamp shade"},
         ),
-        Action("buyer", "I will open item P9088.", "click", {"target": "P8724"}),
+        Action("buyer", "I will open item P9088 for the red lamp.", "click", {"target": "P8724"}),
         Action(
             "buyer",
             "To orchestrator: added item P9088 to the cart: "
@@ -167,9 +226,34 @@ def test_the_check_flags_the_contradictions_the_audit_found() -> None:
         ),
         Action(
             "assistant",
-            "Nothing left to try here under $35. I will open the next page of lamps.",
+            "Nothing left to try here under $35. I will open the next page of lamps for the "
+            "red lamp.",
             "click",
             {"target": "back"},
+        ),
+        Action(
+            "assistant",
+            "It turns out Nordic Lamp has no colour blue, so it is not the red lamp I need. "
+            "I will go back to the results.",
+            "click",
+            {"target": "back"},
+        ),
+        Action(
+            "assistant",
+            "This page shows Nordic Lamp (P8724, $53.00) with colour blue; it is the red lamp "
+            "under $60 I need.",
+        ),
+        Action(
+            "assistant",
+            "That line (P8724 Nordic Lamp (colour=red) | $53.00) is not the red lamp; I will "
+            "remove P8724 from the cart.",
+            "click",
+            {"target": "remove P8724"},
+        ),
+        Action(
+            "verifier",
+            "To orchestrator: I cannot approve Nordic Lamp (colour=red); we need one red lamp "
+            "under $60. Please fix the cart.",
         ),
     ]
     for action in more:

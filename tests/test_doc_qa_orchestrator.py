@@ -4,12 +4,19 @@ import random
 
 import pytest
 
-from whowhen.benchmarks.doc_qa.actions import FIRST_REQUEST, HANDOFF, NEXT_REQUEST, REJECT, REPORT
+from whowhen.benchmarks.doc_qa.actions import (
+    CHECK,
+    FIRST_REQUEST,
+    HANDOFF,
+    NEXT_REQUEST,
+    REJECT,
+    REPORT,
+)
 from whowhen.benchmarks.doc_qa.env import DocQAEnv
 from whowhen.benchmarks.doc_qa.operators import OPERATORS, wrong_title
 from whowhen.benchmarks.doc_qa.policies import POLICIES
 from whowhen.benchmarks.doc_qa.prompts import PROMPTS
-from whowhen.benchmarks.doc_qa.tasks import CITIES, generate_tasks
+from whowhen.benchmarks.doc_qa.tasks import CITIES, chain_of, generate_tasks
 from whowhen.injection.operators import OPERATORS as ALL_OPERATORS
 from whowhen.registry import make_system
 from whowhen.runtime import Action, Episode, run_episode, warm_start
@@ -52,37 +59,48 @@ def test_orchestrator_solves_every_task_and_react_is_unchanged() -> None:
 
 
 def test_distorted_report_propagates_unless_the_verifier_checks_it() -> None:
-    seen = set()
-    for task in THREE[:6]:
+    seen: list[tuple[bool, bool]] = []
+    for task in TASKS[:12]:
         episode = run(task)
+        h = episode.history
         for t in messages(episode, "researcher"):
-            if REPORT.fields(episode.history[t].content)["rel"] not in ("birth city", "country"):
-                continue  # a distorted person or company may not exist: the research restarts
-            after = next(s for s in episode.history[t + 1 :] if s.is_agent_step)
-            checked = after.content.startswith("To verifier:")  # a check or the hand-off
             wrong = OPERATORS["coordination.distorted_handoff"](
-                episode.history[t].as_action(), random.Random(t)
+                h[t].as_action(), random.Random(t), h[:t]
             )
-            assert wrong is not None and REPORT.read(wrong.content)
-            assert REPORT.read(wrong.content)[0] == REPORT.read(episode.history[t].content)[0]
-            assert wrong.content != episode.history[t].content
-            assert inject(task, episode, t, wrong).verdict.success == checked
-            seen.add(checked)
-    assert seen == {True, False}
+            rel = REPORT.fields(h[t].content)["rel"]
+            if rel == chain_of(task.question)[1][-1]:
+                assert wrong is None  # the verifier re-reads the last hop's document
+                continue
+            if wrong is None:  # no other entity of the kind read yet
+                continue
+            after = next(s for s in h[t + 1 :] if s.is_agent_step)
+            checked = CHECK.read(after.content) is not None
+            assert REPORT.read(wrong.content)[0] == REPORT.read(h[t].content)[0]
+            assert wrong.content != h[t].content
+            success = inject(task, episode, t, wrong).verdict.success
+            assert success or not checked  # a checked fact is sent back: the research restarts
+            seen.append((checked, success))
+    # an unchecked one propagates (unless the wrong chain happens to end in the same place)
+    unchecked = [success for checked, success in seen if not checked]
+    assert len(unchecked) < len(seen) and sum(unchecked) <= 0.2 * len(unchecked)
 
 
 def test_distorted_orchestrator_messages_keep_their_forms() -> None:
     episode = run(THREE[0])
+    h = episode.history
     for t in messages(episode, "orchestrator"):
-        original = episode.history[t].content
-        form = next((p for p in (FIRST_REQUEST, NEXT_REQUEST, HANDOFF) if p.read(original)), None)
-        if form is None:  # an intermediate check
-            continue
+        original = h[t].content
         wrong = ALL_OPERATORS["coordination.distorted_handoff"](
-            episode.history[t].as_action(), random.Random(1)
+            h[t].as_action(), random.Random(1), h[:t]
         )
+        if not NEXT_REQUEST.read(original):  # a first request, check or hand-off: not made
+            assert wrong is None
+            continue
         assert wrong is not None and wrong.content != original and wrong.actor == "orchestrator"
-        assert form.read(wrong.content)[0] == form.read(original)[0]
+        assert NEXT_REQUEST.read(wrong.content)[0] == NEXT_REQUEST.read(original)[0]
+        f = NEXT_REQUEST.fields(wrong.content)
+        assert f["value"] == f["asked"] and f["value"] in " ".join(s.content for s in h[:t])
+        assert not inject(THREE[0], episode, t, wrong).verdict.success
 
 
 def test_wrong_subgoal_adds_or_skips_a_hop_and_propagates() -> None:
@@ -108,24 +126,30 @@ def test_wrong_subgoal_read_and_first_request() -> None:
     react = run(task, "react")
     t = main_reads(react.history)[0]
     wrong = OPERATORS["planning.wrong_subgoal"](react.history[t].as_action(), random.Random(0))
-    assert wrong.tool == "read" and wrong.tool_args["title"] in CITIES
+    # the company's document read for its founder: the parent companies skipped
+    assert wrong.tool == "read" and wrong.tool_args == react.history[t].tool_args
+    assert "founder" in wrong.content
     assert not inject(task, react, t, wrong, "react").verdict.success
+    person = next(i for i in main_reads(react.history) if "birth city" in react.history[i].content)
+    wrong = OPERATORS["planning.wrong_subgoal"](react.history[person].as_action(), random.Random(0))
+    assert wrong.tool == "read" and wrong.tool_args["title"] in CITIES
+    assert not inject(task, react, person, wrong, "react").verdict.success
     city_read = Action("researcher", "I will read the document on Graz.", "read", {"title": "Graz"})
     assert OPERATORS["planning.wrong_subgoal"](city_read, random.Random(0)) is None
-    # asking for the wrong relation: the researcher finds nothing and the research restarts
+    # asking for the company's founder: the parent companies are skipped
     episode = run(task)
     wrong = OPERATORS["planning.wrong_subgoal"](episode.history[1].as_action(), random.Random(0))
-    assert FIRST_REQUEST.read(wrong.content) and wrong.content != episode.history[1].content
-    assert inject(task, episode, 1, wrong).verdict.success
+    assert FIRST_REQUEST.fields(wrong.content)["rel"] == "founder"
+    assert not inject(task, episode, 1, wrong).verdict.success
 
 
 def test_false_approval_of_a_rejected_candidate() -> None:
     task = TWO[2]
     episode = run(task)
     last_report = messages(episode, "researcher")[-1]
-    distorted = OPERATORS["coordination.distorted_handoff"](
-        episode.history[last_report].as_action(), random.Random(0)
-    )
+    f = REPORT.fields(episode.history[last_report].content)
+    other = next(c for c in CITIES if c != f["value"])
+    distorted = Action("researcher", REPORT.at(0, **{**f, "value": other}))
     caught = inject(task, episode, last_report, distorted)
     assert caught.verdict.success  # the verifier re-read the document and sent it back
     reject = next(t for t in messages(caught, "verifier") if REJECT.read(caught.history[t].content))

@@ -147,13 +147,14 @@ def test_operators_give_different_valid_actions() -> None:
         args != sample.tool_args and f"frames {args['start']} to {args['end']}" in skipped.content
     )
     assert OPERATORS["action.wrong_tool_argument"](sample, rng) is None
-    report = next(s for s in orch if s.actor == "tracker" and s.kind == "message").as_action()
+    sent = next(s for s in orch if s.actor == "tracker" and s.kind == "message")
+    report = sent.as_action()
     for mode in ("coordination.distorted_handoff", "perception.misidentified_object"):
-        changed = OWN_OPERATORS[mode](report, rng)
+        changed = OWN_OPERATORS[mode](report, rng, orch[: sent.step])
         assert changed.content != report.content and changed.content[:40] == report.content[:40]
         assert changed.content.count("; frame ") == report.content.count("; frame ")
     order = orch[1].as_action()
-    assert OPERATORS["planning.wrong_subgoal"](order, rng).content != order.content
+    assert OPERATORS["planning.wrong_subgoal"](order, rng, orch[:1]).content != order.content
     for op in OWN_OPERATORS.values():  # other benchmarks' actions are left alone
         assert op(Action("solver", "Next, add 3 to the running total of 4."), rng) is None
         assert op(Action("a", "x", "calculator", {"expression": "1 + 2"}), rng) is None
@@ -209,6 +210,7 @@ def _outcomes(system: str, mode: str, n_tasks: int = 8):
         ("orchestrator", "coordination.distorted_handoff"),
         ("orchestrator", "perception.misidentified_object"),
         ("orchestrator", "planning.wrong_subgoal"),
+        ("orchestrator", "coordination.ignored_message"),
     ],
 )
 def test_injected_errors_propagate(system: str, mode: str) -> None:
@@ -216,14 +218,27 @@ def test_injected_errors_propagate(system: str, mode: str) -> None:
     assert failed and all(ep.end_reason == "done" for ep in failed)
 
 
-def test_verifier_catches_a_misidentified_analyst_answer() -> None:
-    recovered = [
-        ep
-        for _, step, ep in _outcomes("orchestrator", "perception.misidentified_object")
+def test_verifier_catches_a_misread_analyst_value() -> None:
+    """The verifier recomputes the answer about the ball the analyst names: a value the
+    analyst misread is sent back and redone (a ball taken for another is not: the verifier
+    checks the question as it is handed on, so that error carries on)."""
+    policy = make_system("orchestrator", "event_timing")
+    for task in (t for t in tasks() if t.kind == "enter"):
+        history = rollout(task, "orchestrator").history
+        step = next(s for s in history if s.actor == "analyst")
+        wrong = str(int(task.answer) + 1)
+        text = step.content.replace(f" {task.answer}.", f" {wrong}.")
+        slipped = Action("analyst", text)
+        result = warm_start(EventTimingEnv(task), policy, history, step.step, slipped, MAX_STEPS)
+        assert result.episode.verdict.success
+        assert any("disagrees" in s.content for s in result.episode.history)
+    mixed = [
+        (task.kind, ep)
+        for task, step, ep in _outcomes("orchestrator", "perception.misidentified_object")
         if step.actor == "analyst"
     ]
-    assert recovered and all(ep.verdict.success for ep in recovered)
-    assert any("disagrees" in s.content for ep in recovered for s in ep.history)
+    assert mixed and not any(ep.verdict.success for kind, ep in mixed if kind != "first")
+    assert all(ep.verdict.success for kind, ep in mixed if kind == "first")  # recomputed
 
 
 @pytest.mark.parametrize("system", SYSTEMS)
@@ -310,14 +325,17 @@ def test_false_approval_takes_back_a_rejection() -> None:
     task = next(t for t in tasks() if t.kind == "enter")
     history = rollout(task, "orchestrator").history
     handoff = next(s for s in history if s.content.startswith("To verifier:"))
-    slipped = OPERATORS["coordination.distorted_handoff"](handoff.as_action(), random.Random(0))
+    wrong = str(int(task.answer) + 1)
+    slipped = Action(
+        "orchestrator", handoff.content.replace(f" is {task.answer}.", f" is {wrong}.")
+    )
     policy = make_system("orchestrator", "event_timing")
     episode = warm_start(
         EventTimingEnv(task), policy, history, handoff.step, slipped, MAX_STEPS
     ).episode
     assert episode.verdict.success  # the verifier caught it...
     reject = next(s for s in episode.history if "recompute" in s.content)
-    claimed = slipped.content.split("answer is ")[1].split(".")[0]
+    claimed = slipped.content.split(" is ")[1].split(".")[0]
     new = op(reject.as_action(), random.Random(0), episode.history[: reject.step])
     new = _check_replacement(new, reject.as_action(), "orchestrator")
     assert new.tool == "final_answer" and new.tool_args == {"answer": claimed}

@@ -13,7 +13,13 @@ from whowhen.benchmarks.visual_count.env import (
     parse_detections,
 )
 from whowhen.benchmarks.visual_count.operators import OPERATORS as COUNT_OPERATORS
-from whowhen.benchmarks.visual_count.policies import answer_action, parse_answer, parse_notes
+from whowhen.benchmarks.visual_count.phrases import CONFIRM_FORMS, PLAN_FORMS, RECHECK_FORMS
+from whowhen.benchmarks.visual_count.policies import (
+    answer_action,
+    decide,
+    parse_answer,
+    parse_notes,
+)
 from whowhen.benchmarks.visual_count.prompts import PROMPTS
 from whowhen.benchmarks.visual_count.tasks import (
     GAP,
@@ -252,3 +258,97 @@ def test_no_mistyped_answer_that_would_contradict_the_tally() -> None:
         history = _episode(task).history
         final = history[-1].as_action()
         assert slips.wrong_final_answer(final, random.Random(0)) is None
+
+
+def _step_kind(action: Action) -> str:
+    """Which kind of step a reference detect step is (by its call and wording)."""
+    args = action.tool_args or {}
+    if not args:
+        return "full"
+    if "colour" in args:
+        return "colour"
+    if PLAN_FORMS.search(action.content):
+        return "plan"
+    if RECHECK_FORMS.search(action.content):
+        return "recheck"
+    return "confirm" if CONFIRM_FORMS.search(action.content) else "region"
+
+
+def test_every_kind_of_step_can_take_a_decisive_error() -> None:
+    """Issue 19: every kind of detect step (the opening pass, the plan, a region note, a
+    re-check, a second look's confirmation, the colour pass) is a place where an operator
+    writes a coherent error that carries to the answer, at a similar rate."""
+    system = make_system("react", "visual_count")
+    op = COUNT_OPERATORS["perception.misidentified_object"]
+    tried: Counter = Counter()
+    flipped: Counter = Counter()
+    for task in tasks(14):
+        recorded = _episode(task).history
+        for t, step in enumerate(recorded[:-1]):
+            if step.kind != "action":
+                continue
+            kind = _step_kind(step.as_action())
+            wrong = op(step.as_action(), random.Random(t), recorded[:t])
+            assert wrong is not None and wrong != step.as_action(), (kind, step.content)
+            result = warm_start(VisualCountEnv(task), system, recorded, t, wrong, MAX_STEPS)
+            assert result.fidelity.exact
+            tried[kind] += 1
+            flipped[kind] += not result.episode.verdict.success
+    assert set(tried) == {"full", "plan", "region", "recheck", "confirm", "colour"}
+    rates = {k: flipped[k] / tried[k] for k in tried}
+    assert all(rate >= 0.8 for rate in rates.values()), rates
+    assert sum(flipped.values()) >= 0.9 * sum(tried.values()), rates
+
+
+def test_steps_decide_from_the_target_the_agent_stated() -> None:
+    """The agent counts the class it last said it counts: an opening pass that names
+    another class than the question's leads to that class's count."""
+    system = make_system("react", "visual_count")
+    for task in tasks(8):
+        recorded = _episode(task).history
+        other = ("red" if task.colour != "red" else "blue", task.shape)
+        wrong = decide(recorded[:1], other)
+        assert other[0] in wrong.content and wrong.tool_args == {}
+        result = warm_start(VisualCountEnv(task), system, recorded, 1, wrong, MAX_STEPS)
+        expected = sum(c == other[0] and other[1] in (None, s) for c, s, _ in task.objects)
+        assert result.episode.history[-1].tool_args == {"answer": str(expected)}
+
+
+def test_a_second_look_restates_the_note_it_confirms() -> None:
+    """A confirmation states the region's tally as the note before it did, so a misread
+    note is carried (not silently corrected) by the second look."""
+    seen = 0
+    for task in tasks(20):
+        history = _episode(task).history
+        noted: dict = {}
+        for step in history:
+            if step.kind != "action":
+                continue
+            for region, tally in parse_notes(step.content):
+                if _step_kind(step.as_action()) == "confirm":
+                    assert tally == noted[region]
+                    seen += 1
+                noted[region] = tally
+    assert seen >= 3
+
+
+def test_a_miscopied_colour_pass_flips_the_run() -> None:
+    """action.wrong_tool_argument applies to the colour pass only, and the colour the agent
+    then takes for the target's carries to the answer."""
+    system = make_system("react", "visual_count")
+    op = COUNT_OPERATORS["action.wrong_tool_argument"]
+    applied = flipped = 0
+    for task in tasks(12):
+        recorded = _episode(task).history
+        for t, step in enumerate(recorded):
+            if step.kind != "action":
+                continue
+            wrong = op(step.as_action(), random.Random(t), recorded[:t])
+            if "colour" not in (step.tool_args or {}):
+                assert wrong is None
+                continue
+            assert wrong is not None and wrong.tool_args["colour"] != step.tool_args["colour"]
+            result = warm_start(VisualCountEnv(task), system, recorded, t, wrong, MAX_STEPS)
+            applied += 1
+            flipped += not result.episode.verdict.success
+    assert applied == 12 and flipped >= 10

@@ -5,16 +5,9 @@ import re
 
 import pytest
 
-from whowhen.benchmarks.web_shop.actions import (
-    BUY,
-    CLICK,
-    ITEM_BAD,
-    REJECT,
-    RETRY,
-    SEARCH,
-    SELECT,
-)
+from whowhen.benchmarks.web_shop.actions import CLICK, RETRY, SEARCH, SELECT
 from whowhen.benchmarks.web_shop.env import TOOL_SPECS, WebShopEnv
+from whowhen.benchmarks.web_shop.messages import APPROVE, BUY, ITEM_BAD, REJECT
 from whowhen.benchmarks.web_shop.operators import OPERATORS
 from whowhen.benchmarks.web_shop.tasks import make_tasks, parse_instruction
 from whowhen.injection.operators import OPERATORS as ALL_OPERATORS
@@ -154,9 +147,9 @@ def test_operators_give_different_valid_actions(system: str) -> None:
         for step in episode.history:
             if not step.is_agent_step:
                 continue
-            original = step.as_action()
+            original, before = step.as_action(), episode.history[: step.step]
             for mode, op in OPERATORS.items():
-                new = op(original, random.Random(step.step))
+                new = op(original, random.Random(step.step), before)
                 if new is None:
                     continue
                 seen.add(mode)
@@ -166,14 +159,15 @@ def test_operators_give_different_valid_actions(system: str) -> None:
                 if new.tool == "select_option":  # a listed value, so the shop accepts it
                     values = SELECT.fields(new.content)["values"].split(", ")
                     assert new.tool_args["value"] in values
-                if new.tool == "click":  # an item that the results page lists
-                    assert CLICK.read(new.content) is not None
-                    assert f"[{new.tool_args['target']}]" in episode.history[step.step - 1].content
+                if new.tool == "click":  # an item or a button the page on screen shows
+                    page = next(s for s in reversed(before) if s.actor in ("search", "click"))
+                    assert f"[{new.tool_args['target']}]" in page.content
     assert seen >= {
         "action.wrong_tool_argument",
         "planning.premature_finish",
         "action.wrong_tool",
         "perception.misidentified_object",
+        "planning.wrong_subgoal",
     }
 
 
@@ -213,41 +207,43 @@ def test_injected_error_propagates_to_failure(
             for s in episode.history
             if s.tool == tool and s.actor == actor and (tool != "click" or CLICK.read(s.content))
         )
-        wrong = ALL_OPERATORS[mode](episode.history[t].as_action(), random.Random(t))
+        original = episode.history[t].as_action()
+        wrong = ALL_OPERATORS[mode](original, random.Random(t), episode.history[:t])
         if wrong is None:  # e.g. no look-alike over the budget on this results page
             skipped += 1
             continue
-        assert wrong != episode.history[t].as_action()
+        assert wrong != original
         result = inject(system, task, episode, t, wrong)
-        # fails, unless the verifier's check of the open item caught it
+        # fails, unless the verifier's check of the open item caught a price mix-up
         caught = any(s.actor == "verifier" and ITEM_BAD.read(s.content) for s in result.history)
         assert not result.verdict.success or caught
     assert skipped <= 2
 
 
-def test_verifier_catches_a_wrong_option_unless_it_falsely_approves() -> None:
+def test_a_wrong_option_is_carried_on_and_a_false_approval_flips_a_rejection() -> None:
+    """The buyer's wrong option is what the team then believes (it is bought); a doubled
+    cart is sent back and fixed, unless the verifier falsely approves it."""
     task = TASKS[2]
     episode = run("orchestrator", task)
     t = first(episode, "select_option", "buyer")
     wrong = OPERATORS["action.wrong_tool_argument"](
-        episode.history[t].as_action(), random.Random(0)
+        episode.history[t].as_action(), random.Random(0), episode.history[:t]
     )
-    recovered = inject("orchestrator", task, episode, t, wrong)
+    assert not inject("orchestrator", task, episode, t, wrong).verdict.success
+    approve = next(s.step for s in episode.history if APPROVE.read(s.content))
+    doubled = Action("verifier", episode.history[approve].content, "add_to_cart", {})
+    recovered = inject("orchestrator", task, episode, approve, doubled)
     assert recovered.verdict.success  # sent back, cart emptied and bought again
     reject = next(
         s.step
         for s in recovered.history
         if s.actor == "verifier" and s.kind == "message" and REJECT.read(s.content)
     )
-    approve = OPERATORS["verification.false_approval"](
-        recovered.history[reject].as_action(), random.Random(0)
-    )
-    assert approve.tool == "checkout" and approve.actor == "verifier"
-    assert not inject("orchestrator", task, recovered, reject, approve).verdict.success
-    assert (
-        OPERATORS["verification.false_approval"](episode.history[1].as_action(), random.Random(0))
-        is None
-    )
+    op = OPERATORS["verification.false_approval"]
+    yes = op(recovered.history[reject].as_action(), random.Random(0), recovered.history[:reject])
+    assert yes.tool == "checkout" and yes.actor == "verifier"
+    assert not inject("orchestrator", task, recovered, reject, yes).verdict.success
+    assert op(episode.history[1].as_action(), random.Random(0)) is None
 
 
 @pytest.mark.parametrize("system", ["react", "orchestrator"])
@@ -292,13 +288,12 @@ def test_wrong_subgoal_searches_for_the_accessory_and_propagates() -> None:
         )
 
 
-def test_distorted_handoffs_keep_their_forms_and_can_propagate() -> None:
-    from whowhen.benchmarks.web_shop.actions import FOUND, SEARCH_REQUEST
-    from whowhen.benchmarks.web_shop.pages import listed_ids
+def test_distorted_handoffs_keep_their_forms_and_propagate() -> None:
+    from whowhen.benchmarks.web_shop.swaps import HANDOFFS
 
     op = OPERATORS["coordination.distorted_handoff"]
-    kinds, flipped = set(), 0
-    for task in TASKS[:10]:
+    kinds, made, flipped = set(), 0, 0
+    for task in TASKS[:6]:
         episode = run("orchestrator", task)
         for step in episode.history:
             if step.kind != "message" or step.actor == "verifier":
@@ -308,13 +303,12 @@ def test_distorted_handoffs_keep_their_forms_and_can_propagate() -> None:
             if wrong is None:
                 continue
             _check(wrong, original, "orchestrator")
-            form = next(p for p in (FOUND, BUY, SEARCH_REQUEST) if p.read(original.content))
+            form = next(p for p in HANDOFFS if p.read(original.content))
             assert form.read(wrong.content)[0] == form.read(original.content)[0]
             kinds.add(form.key)
-            if form is not SEARCH_REQUEST:  # a neighbouring id is one the results page lists
-                assert form.fields(wrong.content)["item"] in listed_ids(before)
+            made += 1
             flipped += not inject("orchestrator", task, episode, step.step, wrong).verdict.success
-    assert len(kinds) == 3 and flipped > 0
+    assert len(kinds) >= 5 and flipped == made > 0
     assert op(Action("orchestrator", "To verifier: check the cart."), random.Random(0)) is None
     assert op(Action("buyer", "I will add it.", "add_to_cart", {}), random.Random(0)) is None
 

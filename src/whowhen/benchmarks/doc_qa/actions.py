@@ -30,27 +30,32 @@ SEARCH_NEXT = Form(
     "doc.search_next",
     (
         "The {prev} of {prev_subject} is {subject}. Next I search for {subject} to find the {rel}.",
-        "So {subject} is the {prev} of {prev_subject}; that leaves {left} more to follow. "
-        "Searching for {subject} now.",
-        "{prev_subject} leads to {subject} (its {prev}). Now I look up {subject} for the {rel}.",
+        "So the {prev} of {prev_subject} is {subject}; that leaves {left} more to follow. "
+        "Searching for {subject} now, for its {rel}.",
+        "Following the chain, {prev_subject} leads to {subject} (its {prev}). Now I look up "
+        "{subject} for the {rel}.",
     ),
     **P,
 )
 BROAD_SEARCH = Form(
     "doc.broad",
     (
-        "Before narrowing down, a broad search for '{query}' shows how the corpus words this.",
-        "I will start broad with '{query}' and narrow the search to {subject} afterwards.",
-        "A quick broad search for '{query}' first, to see which documents talk about it.",
+        "Before narrowing down to {subject}, a broad search for '{query}' shows how the corpus "
+        "words the {rel}.",
+        "I will start broad with '{query}' and narrow the search to the {rel} of {subject} "
+        "afterwards.",
+        "A quick broad search for '{query}' first, to see which documents give a {rel}; "
+        "{subject} comes next.",
     ),
     **P,
 )
 REFINE = Form(
     "doc.refine",
     (
-        "The broad search gives {n} documents, too many to read; I will narrow it to {subject}.",
-        "{n} hits is too broad. Searching for {subject} instead.",
-        "That returned {n} documents. Narrowing the search to {subject}.",
+        "The broad search gives {n} documents, too many to read; I will narrow it to {subject} "
+        "and its {rel}.",
+        "{n} hits is too broad. Searching for {subject} instead, for the {rel}.",
+        "That returned {n} documents. Narrowing the search to {subject} to find the {rel}.",
     ),
     **P,
 )
@@ -66,9 +71,10 @@ PHRASE = Form(
 RETRY = Form(
     "doc.retry",
     (
-        "No document uses that phrase. I will search for {subject} alone.",
-        "The phrase search found nothing, so the wording differs; searching for {subject}.",
-        "Nothing matched the phrase. A plain search for {subject} should work.",
+        "No document uses that phrase. I will search for {subject} alone to find the {rel}.",
+        "The phrase search found nothing, so the wording differs; searching for {subject} and "
+        "its {rel}.",
+        "Nothing matched the phrase. A plain search for {subject} should give the {rel}.",
     ),
     **P,
 )
@@ -77,7 +83,8 @@ DETOUR = Form(
     (
         "The hits include {title}, which mentions {subject}; I will read it first in case it "
         "gives the {rel}.",
-        "{title} comes up for {subject}. Reading it to see whether it states the {rel}.",
+        "Among the hits, {title} comes up for {subject}. Reading it to see whether it states the "
+        "{rel}.",
         "Let me check {title} first: its snippet mentions {subject}, maybe with the {rel}.",
     ),
     **P,
@@ -85,8 +92,8 @@ DETOUR = Form(
 READ = Form(
     "doc.read",
     (
-        "I will read the document on {subject}.",
-        "{subject} has its own document; reading it for the {rel}.",
+        "I will read the document on {subject} for the {rel}.",
+        "There is a document on {subject} itself; reading it for the {rel}.",
         "Opening the document titled {subject} to find the {rel}.",
     ),
     **P,
@@ -96,7 +103,7 @@ BACK = Form(
     (
         "The document on {other} only mentions {subject} in passing and does not give the "
         "{rel}; I will read the document on {subject} itself.",
-        "{other} is not the right document: it does not state the {rel} of {subject}. "
+        "Not the right document: {other} does not state the {rel} of {subject}. "
         "Reading {subject} instead.",
         "That was a detour, {other} says nothing about the {rel} of {subject}. Now the document "
         "on {subject}.",
@@ -117,7 +124,7 @@ ANSWER = Form(
         "The document on {subject} gives {answer}, the last link of the chain. "
         "The answer is {answer}.",
         "So the chain ends at {answer}, from the document on {subject}. The answer is {answer}.",
-        "{answer} is what the document on {subject} states, and it answers the question. "
+        "What the document on {subject} states, {answer}, answers the question. "
         "The answer is {answer}.",
     ),
 )
@@ -206,7 +213,7 @@ VERIFY_READ = Form(
     "doc.verify_read",
     (
         "I will re-read the document on {subject} to confirm {answer}.",
-        "Checking {answer} against the document on {subject}.",
+        "A check of {answer} against the document on {subject}.",
         "Opening the document on {subject} to see whether it gives {answer}.",
     ),
 )
@@ -214,7 +221,7 @@ FINAL = Form(
     "doc.final",
     (
         "The document on {subject} confirms {answer}. Final answer: {answer}.",
-        "{answer} checks out against the document on {subject}. Final answer: {answer}.",
+        "Checked: {answer} holds against the document on {subject}. Final answer: {answer}.",
         "Confirmed in the document on {subject}: {answer}. Final answer: {answer}.",
     ),
 )

@@ -8,13 +8,18 @@ document, then the subject's own document. Wordings and detours are drawn with
 `whowhen.agents.phrasing` from the task text and the step index, so a warm start replays
 them exactly.
 
+Beliefs come from what the agents said (`state`): each search or read names the relation
+and subject it is after and the next step goes on from there; each message restates the
+fact it passes on, and the chain the orchestrator hands off is the one its messages
+stated. So an error at any step is what the following steps build on.
+
 ReAct: one agent walks the chain and answers (a careful agent searches its answer once
-more first). A wrong document read propagates: the next hop starts from what it says.
-Orchestrator: the orchestrator asks a researcher for one hop at a time, sometimes asks the
-verifier to confirm an intermediate fact (the verifier re-reads that document and confirms
-or sends the research back), and hands the candidate to the verifier, who re-reads the
-last hop's document: a wrong fact it checks is sent back (the research restarts), a wrong
-fact it does not check propagates.
+more first, and answers what it checked). Orchestrator: the orchestrator asks a researcher
+for one hop at a time, sometimes asks the verifier to confirm an intermediate fact (the
+verifier re-reads the document it names and confirms, or sends the research back: it
+restarts), and hands the chain and its candidate to the verifier, who re-reads the
+document the candidate comes from. A researcher who finds nothing makes the orchestrator
+hand off the chain it has.
 """
 
 from __future__ import annotations
@@ -36,7 +41,6 @@ from whowhen.benchmarks.doc_qa.actions import (
     FIRST_REQUEST,
     GIVE_UP,
     HANDOFF,
-    MAIN_READS,
     NEXT_REQUEST,
     NOT_FOUND,
     PHRASE,
@@ -57,57 +61,46 @@ from whowhen.benchmarks.doc_qa.actions import (
     request,
     tell,
 )
-from whowhen.benchmarks.doc_qa.tasks import chain_of
+from whowhen.benchmarks.doc_qa.state import (
+    Target,
+    chain,
+    hop_result,
+    hop_target,
+    hops_left,
+    is_main_read,
+    next_rel,
+    own_steps,
+    phrase_query,
+    source_of,
+    stated_target,
+)
+from whowhen.benchmarks.doc_qa.tasks import RELATIONS, chain_of
 from whowhen.runtime import Action, Step
 
-DETOUR_P, BROAD_P, PHRASE_P, CHECK_P, CAREFUL_P = 0.4, 0.5, 0.25, 0.45, 0.5
-
-
-def _own(history: Sequence[Step], actor: str, since: int) -> list[tuple[Step, str]]:
-    """The actor's tool calls after `since`, each with the observation it got."""
-    out = []
-    for i in range(since + 1, len(history)):
-        s = history[i]
-        if s.actor == actor and s.kind == "action":
-            nxt = history[i + 1] if i + 1 < len(history) else None
-            out.append((s, nxt.content if nxt is not None and nxt.kind == "observation" else ""))
-    return out
-
-
-def main_reads(history: Sequence[Step], actor: str, since: int) -> list[tuple[int, str]]:
-    """(index of the observation, its text) of the actor's reads of a hop's document."""
-    return [
-        (s.step + 1, obs)
-        for s, obs in _own(history, actor, since)
-        if s.tool == "read" and any(f.read(s.content) for f in MAIN_READS)
-    ]
+CHECK_P, CAREFUL_P = 0.25, 0.7
+EXPLORE = {"assistant": (0.6, 0.5, 0.5), "researcher": (0.2, 0.3, 0.15)}
+"""Per agent: the chance of a detour read, a broad first search, an exact-phrase search.
+The lone agent explores more than the researcher, whose hops also cost a request and a
+report: runs of both systems come out about as long (an injection per run is planned
+the same way in both, so a long run's steps would be under-sampled)."""
 
 
 def hop_step(
-    actor: str,
-    history: Sequence[Step],
-    since: int,
-    rel: str,
-    subject: str,
-    prev: Fact | None,
-    left: int,
-) -> Action | tuple[str | None]:
-    """The next search or read for the hop (`rel` of `subject`) begun after `since`, or
-    (the value its document states,) once the subject's document has been read."""
-    mine = _own(history, actor, since)
-    done = [
-        obs for s, obs in mine if s.tool == "read" and any(f.read(s.content) for f in MAIN_READS)
-    ]
-    if done:
-        return (read_value(done[-1], rel),)
+    actor: str, history: Sequence[Step], since: int, start: Target, prev: Fact | None, left: int
+) -> Action:
+    """The next search or read of the hop begun after `since`: after `start` (relation,
+    subject), or what the actor's latest search or read in the hop said it is after."""
+    detour_p, broad_p, phrase_p = EXPLORE.get(actor, EXPLORE["assistant"])
+    mine = own_steps(history, actor, since)
+    rel, subject = hop_target(history, actor, since, start)
     searches = [(s, obs) for s, obs in mine if s.tool == "search"]
     fields = {"rel": rel, "subject": subject}
     if not searches:
-        if prev is None and rel in BROAD and chance(history, "doc.broad?", BROAD_P):
+        if prev is None and rel in BROAD and chance(history, "doc.broad?", broad_p):
             text = BROAD_SEARCH.say(history, query=BROAD[rel], **fields)
             return Action(actor, text, "search", {"query": BROAD[rel]})
-        if prev is not None and chance(history, "doc.phrase?", PHRASE_P):
-            query = f"{rel} of {subject}"
+        if prev is not None and chance(history, "doc.phrase?", phrase_p):
+            query = phrase_query(rel, subject)
             return Action(
                 actor, PHRASE.say(history, query=query, **fields), "search", {"query": query}
             )
@@ -129,7 +122,7 @@ def hop_step(
         text = BACK.say(history, other=other, **fields)
         return Action(actor, text, "read", {"title": subject})
     others = [t for t in hits(obs) if t != subject]
-    if others and chance(history, "doc.detour?", DETOUR_P):
+    if others and chance(history, "doc.detour?", detour_p):
         title = choose(history, "doc.detour_title", others[:3])
         return Action(actor, DETOUR.say(history, title=title, **fields), "read", {"title": title})
     return Action(actor, READ.say(history, **fields), "read", {"title": subject})
@@ -139,32 +132,35 @@ class DocReactSystem(ScriptedReact):
     def act(self, history: Sequence[Step]) -> Action:
         company, rels = chain_of(history[0].content)
         facts: list[Fact] = []
-        since, subject = 0, company
-        for index, obs in main_reads(history, "assistant", 0):
-            rel = rels[len(facts)]
-            value = read_value(obs, rel)
+        since, target = 0, (rels[0], company)
+        said: str | None = None  # an answer the agent's last check search named
+        for step, obs in own_steps(history, "assistant", 0):
+            if facts and (f := SEARCH_NEXT.fields(step.content)):
+                facts[-1] = (f["prev"], f["prev_subject"], f["subject"])  # as restated
+            if f := CHECK_SEARCH.fields(step.content):
+                said = f["answer"]
+            target = stated_target(step.content) or target
+            if not is_main_read(step):
+                continue
+            value = read_value(obs, target[0])
             if value is None:
                 answer = facts[-1][2] if facts else company
-                text = GIVE_UP.say(history, subject=subject, rel=rel, answer=answer)
+                text = GIVE_UP.say(history, subject=target[1], rel=target[0], answer=answer)
                 return Action("assistant", text, "final_answer", {"answer": answer})
-            facts.append((rel, subject, value))
-            since, subject = index, value
-            if len(facts) == len(rels):
-                break
-        if len(facts) == len(rels):
-            _, last_subject, answer = facts[-1]
-            checked = any(s.tool == "search" for s, _ in _own(history, "assistant", since))
+            facts.append((*target, value))
+            since, said = step.step + 1, None
+            nxt = next_rel(rels, facts)
+            target = (nxt, value) if nxt else target
+        if next_rel(rels, facts) is None:
+            answer = said or facts[-1][2]
+            checked = any(s.tool == "search" for s, _ in own_steps(history, "assistant", since))
             if not checked and task_chance(history, "doc.careful", CAREFUL_P):
                 text = CHECK_SEARCH.say(history, answer=answer)
                 return Action("assistant", text, "search", {"query": answer})
-            text = ANSWER.say(history, subject=last_subject, answer=answer)
+            text = ANSWER.say(history, subject=source_of(history, facts, answer), answer=answer)
             return Action("assistant", text, "final_answer", {"answer": answer})
-        rel = rels[len(facts)]
         prev = facts[-1] if facts else None
-        made = hop_step("assistant", history, since, rel, subject, prev, len(rels) - len(facts))
-        if isinstance(made, Action):
-            return made
-        raise AssertionError("unreachable: the hop's read was counted above")
+        return hop_step("assistant", history, since, target, prev, hops_left(rels, facts))
 
 
 # orchestrator ------------------------------------------------------------------------
@@ -172,9 +168,10 @@ class DocReactSystem(ScriptedReact):
 
 class DocOrchestratorSystem(ScriptedOrchestrator):
     """The orchestrator asks the researcher for one hop at a time, sometimes has the
-    verifier confirm an intermediate fact, and hands the last hop's answer to the
-    verifier, who re-reads that hop's document: a wrong fact the verifier checks is sent
-    back (the research restarts), a wrong earlier hop it does not check propagates."""
+    verifier confirm an intermediate fact, and hands the chain its messages stated to the
+    verifier, who re-reads the document the candidate comes from: a wrong fact the verifier
+    checks is sent back (the research restarts), a wrong fact it does not check
+    propagates."""
 
     agents = ("orchestrator", "researcher", "verifier")
 
@@ -184,23 +181,26 @@ class DocOrchestratorSystem(ScriptedOrchestrator):
             (
                 i
                 for i, s in enumerate(history)
-                if s.kind == "message"
-                and (
-                    (s.actor == "verifier" and REJECT.read(s.content))
-                    or (s.actor == "researcher" and NOT_FOUND.read(s.content))
-                )
+                if s.kind == "message" and s.actor == "verifier" and REJECT.read(s.content)
             ),
             default=0,
         )
-        facts: list[Fact] = []
-        last_report = restart
-        for i in range(restart + 1, len(history)):
-            s = history[i]
-            if s.actor == "researcher" and s.kind == "message" and (f := REPORT.fields(s.content)):
-                facts.append((f["rel"], f["subject"], f["value"]))
-                last_report = i
-        if len(facts) >= len(rels):
+        facts = chain(history, restart)
+        last = history[-1] if history else None
+        gone = NOT_FOUND.fields(last.content) if last and last.actor == "researcher" else None
+        if gone is not None:
+            if gone["rel"] == "parent company" and facts:  # the parents end here: revise
+                return request(history, facts, "founder", gone["subject"], len(rels))
+            if facts:  # a dead end: the chain as far as it goes is the best candidate
+                return handoff(history, facts)
+            return request(history, [], rels[0], company, len(rels))
+        nxt = next_rel(rels, facts)
+        if nxt is None:
             return handoff(history, facts)
+        last_report = max(
+            (i for i, s in enumerate(history) if s.actor == "researcher" and s.kind == "message"),
+            default=restart,
+        )
         checked = any(
             s.actor == "orchestrator" and CHECK.read(s.content) for s in history[last_report:]
         )
@@ -208,24 +208,24 @@ class DocOrchestratorSystem(ScriptedOrchestrator):
             rel, subject, value = facts[-1]
             return tell(history, "orchestrator", CHECK, rel=rel, subject=subject, value=value)
         subject = facts[-1][2] if facts else company
-        return request(history, facts, rels[len(facts)], subject, len(rels) - len(facts))
+        return request(history, facts, nxt, subject, hops_left(rels, facts))
 
     def work(self, worker: str, history: Sequence[Step]) -> Action:
         since = last_index(history, "researcher")
         asked = history[since].content
         prev: Fact | None = None
         if f := FIRST_REQUEST.fields(asked):
-            rel, subject = f["rel"], f["subject"]
+            start = (f["rel"], f["subject"])
         elif f := NEXT_REQUEST.fields(asked):
-            rel, subject = f["rel2"], f["asked"]
+            start = (f["rel2"], f["asked"])
             prev = (f["rel"], f["subject"], f["value"])
         else:
             return tell(history, "researcher", NOT_FOUND, rel="founder", subject="the request")
         left = int(f.get("left") or 1)
-        made = hop_step("researcher", history, since, rel, subject, prev, left)
-        if isinstance(made, Action):
-            return made
-        (value,) = made
+        done = hop_result(history, "researcher", since, start)
+        if done is None:
+            return hop_step("researcher", history, since, start, prev, left)
+        (rel, subject), value, _ = done
         if value is None:
             return tell(history, "researcher", NOT_FOUND, rel=rel, subject=subject)
         return tell(history, "researcher", REPORT, rel=rel, subject=subject, value=value)
@@ -233,32 +233,32 @@ class DocOrchestratorSystem(ScriptedOrchestrator):
     def verify(self, history: Sequence[Step]) -> Action:
         since = last_index(history, "verifier")
         msg = history[since].content
-        reads = [obs for s, obs in _own(history, "verifier", since) if s.tool == "read"]
         if f := CHECK.fields(msg):
-            rel, subject, value = f["rel"], f["subject"], f["value"]
-            if not reads:
-                text = VERIFY_READ.say(history, subject=subject, answer=value)
-                return Action("verifier", text, "read", {"title": subject})
-            found = read_value(reads[-1], rel) or "nothing"
-            if found == value:
-                return tell(history, "verifier", CONFIRM, rel=rel, subject=subject, value=value)
-            return tell(history, "verifier", REJECT, subject=subject, found=found, answer=value)
-        f = HANDOFF.fields(msg)
-        if f is None:
+            rels, subject, answer = [f["rel"]], f["subject"], f["value"]
+        elif (f := HANDOFF.fields(msg)) and (facts := parse_facts(f["facts"])):
+            subject, answer = f["subject"], f["answer"]
+            rels = [r for r, s, _ in facts if s == subject] or list(RELATIONS)
+        else:
             return tell(
                 history, "verifier", REJECT, subject="the request", found="nothing", answer="it"
             )
-        answer, subject = f["answer"], f["subject"]
+        reads = [(s, obs) for s, obs in own_steps(history, "verifier", since) if s.tool == "read"]
         if not reads:
             text = VERIFY_READ.say(history, subject=subject, answer=answer)
             return Action("verifier", text, "read", {"title": subject})
-        facts = parse_facts(f["facts"]) or []
-        rels = [r for r, s, _ in facts if s == subject] or ["founder", "birth city", "country"]
-        found = next((v for r in rels if (v := read_value(reads[-1], r))), "nothing")
-        if found == answer:
-            text = FINAL.say(history, subject=subject, answer=answer)
-            return Action("verifier", text, "final_answer", {"answer": answer})
-        return tell(history, "verifier", REJECT, subject=subject, found=found, answer=answer)
+        step, obs = reads[-1]
+        if g := VERIFY_READ.fields(step.content):  # what the verifier said it checks
+            subject, answer = g["subject"], g["answer"]
+            if HANDOFF.read(msg):
+                rels = [r for r, s, _ in facts if s == subject] or list(RELATIONS)
+        found = next((v for r in rels if (v := read_value(obs, r))), None) or "nothing"
+        if found != answer:
+            return tell(history, "verifier", REJECT, subject=subject, found=found, answer=answer)
+        if CHECK.read(msg):
+            rel = next(r for r in rels if read_value(obs, r) == answer)
+            return tell(history, "verifier", CONFIRM, rel=rel, subject=subject, value=answer)
+        text = FINAL.say(history, subject=subject, answer=answer)
+        return Action("verifier", text, "final_answer", {"answer": answer})
 
 
 POLICIES: dict[str, type] = {"react": DocReactSystem, "orchestrator": DocOrchestratorSystem}

@@ -1,5 +1,10 @@
-"""The web shop policies' messages and actions: their wordings (`Form`s, three or more
-each), builders and the parsers that read them back, shared with the operators."""
+"""The web shop agents' tool steps: their wordings (`Form`s, three each), builders and the
+parsers that read them back, shared with the operators (the messages are in `messages`).
+
+Why every wording names what the agent is after ({desc}: "red lamp in size M", and the
+budget where the step depends on it): the agents take their working belief from the
+latest step that stated it (`belief.spec_of`), so a step that states a wrong target is
+carried on to the purchase, and any kind of step can be where a run goes wrong."""
 
 from __future__ import annotations
 
@@ -12,43 +17,54 @@ from whowhen.runtime import Action, Step
 
 Want = list[tuple[str, str]]
 _ENTRY = r"[A-Z][\w ]*? \(P\d+, \$\d+\.\d\d\)"
+_OPTIONS = r"(?:colour|size) \w+(?: and size \w+)?"
 P = {
     "cap": r"\d+",
     "noun": r"\w+",
     "name": r"colour|size",
     "value": r"\w+",
     "item": r"P\d+",
+    "items": r"P\d+(?:, P\d+)*",
     "choice": _ENTRY,
     "desc": r"\w+ \w+(?: in size \w+)?",
     "article": r"an?",
     "price": r"\$\d+\.\d\d",
     "query": r"[\w ]+",
+    "options": _OPTIONS,
+    "missing": _OPTIONS,
+    "line": r"P\d+ .+? \| \$\d+\.\d\d",
 }
 
 SEARCH = Form(
     "shop.search",
     (
-        "I will search the shop for the {noun}.",
-        "Searching the shop for {noun} to see what it offers.",
-        "Let me look up {noun} in the shop; the results page should list the candidates.",
+        "I need {article} {desc} under ${cap}; I will search the shop for {noun}.",
+        "Searching the shop for {noun} to find {article} {desc} under ${cap}.",
+        "Let me look up {noun} in the shop; the results should include {article} {desc} "
+        "under ${cap}.",
     ),
     **P,
 )
 COLOUR_SEARCH = Form(
     "shop.colour_search",
     (
-        "I will search for '{query}' directly; maybe the names carry the colour.",
-        "Trying a narrow search first: '{query}'.",
-        "A search for '{query}' could go straight to the right item, so I will try it.",
+        "I need {article} {desc} under ${cap}. I will search for '{query}' directly; maybe the "
+        "names carry the colour.",
+        "Trying a narrow search first for {article} {desc} under ${cap}: '{query}'.",
+        "A search for '{query}' could go straight to {article} {desc} under ${cap}, so I will "
+        "try it.",
     ),
     **P,
 )
 RETRY = Form(
     "shop.retry",
     (
-        "No item names carry the colour, so I will search for the {noun} alone.",
-        "Nothing for that; the colour must be an option. Searching for {noun} instead.",
-        "That search was too narrow. I will search the shop for the {noun} now.",
+        "No item names carry the colour, so I will search for {noun} alone and look for "
+        "{article} {desc} under ${cap} among them.",
+        "Nothing for that; the colour must be an option. Searching for {noun} instead, for "
+        "{article} {desc} under ${cap}.",
+        "That search was too narrow. I will search the shop for {noun} now; I still need "
+        "{article} {desc} under ${cap}.",
     ),
     **P,
 )
@@ -56,31 +72,34 @@ CLICK = Form(
     "shop.open",
     (
         "The results list these {noun}s: {listing}. {choice} fits the ${cap} budget; "
-        "I will open it.",
+        "I will open it and see if it is the {desc} I need.",
         "Candidates on this page: {listing}. The first {noun} under ${cap} that I have not "
-        "opened is {choice}; I will open it.",
-        "Under the ${cap} limit, {choice} is the next {noun} to try (listed: {listing}). "
-        "I will open it.",
+        "opened is {choice}; I will open it to check for the {desc}.",
+        "Under the ${cap} limit, {choice} is the next {noun} to try (listed: {listing}); I "
+        "will open it to see if it is the {desc}.",
     ),
     **P,
 )
 NEXT_PAGE = Form(
     "shop.next_page",
     (
-        "No {noun} on this page fits the ${cap} budget that I have not tried; I will open the "
-        "next page.",
-        "Nothing left to try here under ${cap}. I will open the next page of {noun}s.",
+        "On this page no {noun} that I have not tried fits the ${cap} budget; I will open the "
+        "next page to look for the {desc}.",
+        "Nothing left to try here under ${cap}. I will open the next page of {noun}s for the "
+        "{desc}.",
         "This page has no untried {noun} under ${cap}, and there are more results; I will open "
-        "the next page.",
+        "the next page to find the {desc}.",
     ),
     **P,
 )
 SCAN = Form(
     "shop.scan",
     (
-        "Before opening anything, I will look at the next page to see all the {noun}s listed.",
-        "There are more results; I will glance at the next page first to compare prices.",
-        "Let me see the rest of the {noun}s on the next page before choosing.",
+        "Before opening anything, I will look at the next page to see all the {noun}s that "
+        "could be the {desc}.",
+        "There are more results; I will glance at the next page first to compare prices for "
+        "the {desc}.",
+        "Let me see the rest of the {noun}s on the next page before choosing the {desc}.",
     ),
     **P,
 )
@@ -88,34 +107,40 @@ SCAN_BACK = Form(
     "shop.scan_back",
     (
         "This page adds {n} more {noun}s. I will go back to the first page and start with the "
-        "first that fits.",
-        "Seen the rest ({n} more). Back to the first page to open the candidates in order.",
-        "{n} more {noun}s here; the first page comes first, so I will go back.",
+        "first that could be the {desc}.",
+        "Seen the rest ({n} more). Back to the first page to open the candidates for the "
+        "{desc} in order.",
+        "There are {n} more {noun}s here; the first page comes first, so I will go back and "
+        "look for the {desc} there.",
     ),
     **{**P, "n": r"\d+"},
 )
 BACK = Form(
     "shop.back",
     (
-        "The {product} does not offer {missing}; I will go back to the results.",
-        "{product} has no {missing}, so it is not the one. I will go back to the results.",
-        "No {missing} for the {product}. I will go back and try another.",
+        "The {product} does not offer {missing}, so it is not the {desc}; I will go back to "
+        "the results.",
+        "It turns out {product} has no {missing}, so it is not the {desc} I need. I will go "
+        "back to the results.",
+        "Not this one: the {product} has no {missing}. I will go back and try another for the "
+        "{desc}.",
     ),
     **P,
 )
 BACK_CART = Form(
     "shop.back_cart",
     (
-        "I will go back from the cart.",
-        "Nothing to do on the cart page yet; I will go back.",
-        "The cart page is not where I need to be now, so I will go back.",
+        "The cart holds no {desc} yet; I will go back.",
+        "Nothing to do on the cart page until I have the {desc}; I will go back.",
+        "The cart page is not where I find the {desc}, so I will go back.",
     ),
+    **P,
 )
 SELECT = Form(
     "shop.select",
     (
         "Options for the {noun}'s {name}: {values}. I will select {name} {value}.",
-        "The {noun} comes in {name} {values}; I will select {name} {value}.",
+        "On this page the {noun} comes in {name} {values}; I will select {name} {value}.",
         "I will select {name} {value} (the {noun} lists {values}).",
     ),
     **P,
@@ -123,202 +148,96 @@ SELECT = Form(
 ADD = Form(
     "shop.add",
     (
-        "All options for the {noun} are set; I will add it to the cart.",
-        "Options chosen. I will add the {noun} to the cart.",
-        "Everything the {noun} needs is selected, so I will add it to the cart.",
+        "All options for the {desc} are set; I will add it to the cart.",
+        "Options chosen for the {desc}. I will add it to the cart.",
+        "Everything is selected for the {desc}, so I will add it to the cart.",
     ),
     **P,
 )
 VIEW_CART = Form(
     "shop.view_cart",
     (
-        "Before paying, I will open the cart to check that the {noun} is there with the right "
-        "options.",
-        "Let me look at the cart once before checking out the {noun}; I will open the cart.",
-        "I will open the cart and check the {noun}'s line.",
+        "Before paying, I will open the cart to check that the {desc} is there.",
+        "Let me look at the cart once before checking out the {desc}; I will open the cart.",
+        "I will open the cart and check the line for the {desc}.",
+    ),
+    **P,
+)
+REMOVE_WRONG = Form(
+    "shop.remove_wrong",
+    (
+        "The cart holds {line}, which is not the {desc} I need; I will remove {item} from the "
+        "cart.",
+        "{line} in the cart does not match the {desc}. I will remove {item} from the cart.",
+        "That line ({line}) is not the {desc}; I will remove {item} from the cart.",
     ),
     **P,
 )
 CHECKOUT = Form(
     "shop.checkout",
     (
-        "The {noun} is in the cart; I will check out.",
-        "The cart has the {noun} with the options asked for. I will check out.",
-        "Done with the {noun}: it is in the cart, so I will check out.",
+        "The {desc} is in the cart; I will check out.",
+        "The cart has the {desc} with the options asked for. I will check out.",
+        "Done with the {desc}: it is in the cart, so I will check out.",
     ),
     **P,
 )
 NONE_FITS = Form(
     "shop.none_fits",
     (
-        "No {noun} on the results fits the instruction; I will check out.",
-        "I found no {noun} that fits, so there is nothing to buy. I will check out.",
-        "Every {noun} listed misses a constraint; I will check out with what there is.",
+        "No {noun} on the results is {article} {desc} under ${cap}; I will check out.",
+        "I found no {desc} under ${cap}, so there is nothing to buy. I will check out.",
+        "Every {noun} listed misses a constraint of the {desc} under ${cap}; I will check out "
+        "with what there is.",
     ),
     **P,
 )
-APPROVE = Form(
-    "shop.approve",
+PLAN = Form(
+    "shop.plan",
     (
-        "The cart holds one {desc}, as the instruction asks; I will check out.",
-        "One {desc} in the cart, matching the instruction. I will check out.",
-        "Cart checked: exactly one {desc}. I will check out.",
+        "Plan: find {article} {desc} under ${cap}. Search for {noun}s, open those under ${cap} "
+        "until one offers the options, select them, add it to the cart and check out.",
+        "My plan for {article} {desc} under ${cap}: look up {noun}s, try the ones within the "
+        "budget one by one, then configure the right one and buy it.",
+        "To buy {article} {desc} under ${cap}, the steps are: search the shop, open each {noun} "
+        "under ${cap} until one has the options, set them and check out.",
     ),
     **P,
 )
-REJECT = Form(
-    "shop.reject",
+NOTE = Form(
+    "shop.note",
     (
-        "To orchestrator: Check failed: the cart holds {holds}, but the instruction asks for "
-        "one {desc}. Please fix the cart.",
-        "To orchestrator: the cart is not right: it holds {holds}, and the instruction asks "
-        "for one {desc}. Please fix the cart.",
-        "To orchestrator: I cannot approve {holds}; the instruction asks for one {desc}. "
-        "Please fix the cart.",
+        "This page shows {product} ({item}, {price}) with {options}; it is the {desc} under "
+        "${cap} I need.",
+        "Found it: {product} ({item}, {price}) comes with {options}, so it is {article} {desc} "
+        "under ${cap}.",
+        "Noting that {product} ({item}, {price}) has {options}: this is the {desc} under ${cap}.",
     ),
-    **P,
+    **{**P, "product": r"[A-Z][\w ]*?"},
 )
-SEARCH_REQUEST = Form(
-    "shop.search_request",
-    (
-        "To searcher: find {article} {desc} under ${cap} and leave its product page open.",
-        "To searcher: please look for {article} {desc} under ${cap}; leave its product page open.",
-        "To searcher: we need {article} {desc} under ${cap}. Find it and leave its product "
-        "page open.",
-    ),
-    **P,
+TOOL_FORMS = (
+    PLAN,
+    NOTE,
+    SEARCH,
+    COLOUR_SEARCH,
+    RETRY,
+    CLICK,
+    NEXT_PAGE,
+    SCAN,
+    SCAN_BACK,
+    BACK,
+    BACK_CART,
+    ADD,
+    VIEW_CART,
+    REMOVE_WRONG,
+    CHECKOUT,
+    NONE_FITS,
 )
-FOUND = Form(
-    "shop.found",
-    (
-        "To orchestrator: found item {item} ({name}, {price}); its product page is open.",
-        "To orchestrator: item {item} ({name}, {price}) fits; I left its product page open.",
-        "To orchestrator: the match is item {item} ({name}, {price}). Its page is open.",
-    ),
-    **{**P, "name": r"[A-Z][\w ]*?"},
-)
-NOT_FOUND = Form(
-    "shop.not_found",
-    (
-        "To orchestrator: no {noun} on the results page fits.",
-        "To orchestrator: I found no {noun} that fits the request.",
-        "To orchestrator: none of the {noun}s listed fits.",
-    ),
-    **P,
-)
-BUY = Form(
-    "shop.buy",
-    (
-        "To buyer: item {item} ({name}) is open; select {options}, then add it to the cart.",
-        "To buyer: please select {options} on item {item} ({name}), which is open, then add "
-        "it to the cart.",
-        "To buyer: the searcher opened item {item} ({name}). Select {options} and add it to "
-        "the cart.",
-    ),
-    **{**P, "name": r"[A-Z][\w ]*?", "options": r"(?:colour|size) \w+(?: and size \w+)?"},
-)
-CHECK_ITEM = Form(
-    "shop.check_item",
-    (
-        "To verifier: before buying, please check that the open item {item} fits the instruction.",
-        "To verifier: the searcher opened item {item}; does it fit the instruction?",
-        "To verifier: a quick check first: is item {item}, on screen now, what we need?",
-    ),
-    **P,
-)
-ITEM_OK = Form(
-    "shop.item_ok",
-    (
-        "To orchestrator: item {item} costs {price}, under ${cap}, and offers {options}; go ahead.",
-        "To orchestrator: checked, item {item} ({price}) is under ${cap} and offers {options}.",
-        "To orchestrator: item {item} fits: {price} is below ${cap} and it has {options}.",
-    ),
-    **{**P, "options": r"(?:colour|size) \w+(?: and size \w+)?"},
-)
-ITEM_BAD = Form(
-    "shop.item_bad",
-    (
-        "To orchestrator: Check failed: item {item} does not fit ({why}). Please search again.",
-        "To orchestrator: item {item} is not the one: {why}. Please search again.",
-        "To orchestrator: I cannot approve item {item}, {why}. Please search again.",
-    ),
-    **{**P, "why": r".+?"},
-)
-VERIFY_REQUEST = Form(
-    "shop.verify_request",
-    (
-        "To verifier: the buyer added item {item} to the cart. Check the cart against the "
-        "instruction and check out if it matches.",
-        "To verifier: item {item} is in the cart. Please check it against the instruction, "
-        "then check out.",
-        "To verifier: please review the cart (item {item} was added) and check out if it "
-        "matches the instruction.",
-    ),
-    **P,
-)
-ADDED = Form(
-    "shop.added",
-    (
-        "To orchestrator: added item {item} to the cart: {line}.",
-        "To orchestrator: item {item} is in the cart now ({line}).",
-        "To orchestrator: done, the cart line reads {line} for item {item}.",
-    ),
-    **{**P, "line": r"P\d+ .+? \| \$\d+\.\d\d"},
-)
-OPEN_NAMED = Form(
-    "shop.open_named",
-    (
-        "I will open item {item}.",
-        "Item {item} is on this results page; I will open it.",
-        "Opening item {item}, the one I was handed. I will open it.",
-    ),
-    **P,
-)
-BACK_NAMED = Form(
-    "shop.back_named",
-    (
-        "Item {item} is not the page on screen; I will go back to the results.",
-        "This is not item {item}, so I will go back to the results.",
-        "The page on screen is another item than {item}; I will go back to the results.",
-    ),
-    **P,
-)
-TO_CART = Form(
-    "shop.to_cart",
-    (
-        "The cart still holds an earlier item; I will open the cart to empty it.",
-        "Something is already in the cart, so I will open the cart to empty it first.",
-        "An earlier line is still in the cart; I will open the cart to empty it.",
-    ),
-)
-REMOVE = Form(
-    "shop.remove",
-    (
-        "I will remove {item} from the cart.",
-        "Item {item} should not stay in the cart; I will remove {item} from the cart.",
-        "First I will remove {item} from the cart.",
-    ),
-    **P,
-)
-EMPTY_BACK = Form(
-    "shop.empty_back",
-    (
-        "The cart is empty; I will go back to the product page.",
-        "Cart emptied. I will go back to the product page.",
-        "Nothing left in the cart, so I will go back to the product page.",
-    ),
-)
-BUYER_FAIL = Form(
-    "shop.buyer_fail",
-    (
-        "To orchestrator: I could not add item {item}: {why}.",
-        "To orchestrator: item {item} could not be added, {why}.",
-        "To orchestrator: adding item {item} failed: {why}.",
-    ),
-    **{**P, "why": r".+?"},
-)
+"""The ReAct agent's forms that state the target ({desc}, and {cap} where the step uses
+it): its plan, its note and its tool steps."""
 LISTED = re.compile(r"([A-Z][\w ]*?) \((P\d+), \$(\d+)\.(\d\d)\)")
 OPTION_RE = re.compile(r"(colour|size) (\w+)")
+LINE_OPTION_RE = re.compile(r"(colour|size)=(\w+)")
 DESC_RE = re.compile(r"^(\w+) (\w+)(?: in size (\w+))?$")
 
 
@@ -352,15 +271,16 @@ def open_first_fit(
     history: Sequence[Step],
     actor: str,
     listed: Sequence[Item],
-    noun: str,
-    cap: int,
+    target: tuple[str, str, int],
     opened: Collection[str],
     wording: int | None = None,
 ) -> Action | None:
     """Open the first listed item with the product word that fits the budget and was not
-    opened yet, saying which items were listed and why this one (None if none fits).
-    Operators call it with a wrong belief (a misread budget, mixed-up prices) and the
-    original's `wording`, so their clicks read exactly like the policy's."""
+    opened yet, saying which items were listed, why this one and what it should be
+    (`target`: product word, description, budget; None if none fits). Operators call it
+    with a wrong belief (a misread budget, mixed-up prices) and the original's `wording`,
+    so their clicks read exactly like the policy's."""
+    noun, desc, cap = target
     matches = [r for r in listed if r.word == noun]
     fits = [r for r in matches if r.cents < cap * 100 and r.item_id not in opened]
     if not fits:
@@ -370,6 +290,7 @@ def open_first_fit(
         "listing": ", ".join(entry(r) for r in matches),
         "choice": entry(fits[0]),
         "cap": cap,
+        "desc": desc,
     }
     text = CLICK.at(wording, **fields) if wording is not None else CLICK.say(history, **fields)
     return Action(actor, text, "click", {"target": fits[0].item_id})
