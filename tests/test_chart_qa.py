@@ -8,6 +8,7 @@ import pytest
 
 from whowhen.benchmarks.chart_qa.actions import CHART_LEAD, answer_action, calc_action, parse_values
 from whowhen.benchmarks.chart_qa.env import ChartQAEnv
+from whowhen.benchmarks.chart_qa.goals import goal_in
 from whowhen.benchmarks.chart_qa.operators import OPERATORS as CHART_OPERATORS
 from whowhen.benchmarks.chart_qa.prompts import PROMPTS
 from whowhen.benchmarks.chart_qa.render import chart_png, read_bar_values, render_chart
@@ -23,11 +24,13 @@ from whowhen.injection.operators import OPERATORS, random_slip
 from whowhen.media import load_bytes, load_rgb, png_bytes
 from whowhen.registry import make_system
 from whowhen.runtime import Action, run_episode, warm_start
+from whowhen.taxonomy import load_taxonomy
 
-from .conftest import MAX_STEPS
+from .conftest import MAX_STEPS, ROOT
 from .operator_checks import valid_for_env
 
 SYSTEMS = ("react", "orchestrator")
+REJECTED = "To orchestrator: Check failed"
 
 
 def tasks(n: int = 40) -> list:
@@ -155,16 +158,19 @@ def test_operators_give_different_valid_actions(system: str) -> None:
                     _check_replacement(wrong, original, system)
                     if mode not in FINISHING:  # finishing early may change the tool
                         assert wrong.tool == original.tool
-                    assert parse_values(wrong.content) or wrong.tool == "final_answer"
-                    assert _wording(wrong.content) == _wording(original.content)
+                    assert (
+                        parse_values(wrong.content)
+                        or wrong.tool in ("final_answer", "read_chart")
+                        or goal_in(wrong.content)  # a question restated
+                    )
+                    if mode != "coordination.distorted_handoff":  # may restate the question
+                        assert _wording(wrong.content) == _wording(original.content)
                     if wrong.tool == "calculator":
                         assert wrong.tool_args["expression"].startswith("(")
     # a false approval needs a rejection, which a run without slips never has
     never = {"verification.false_approval"}
     if system == "react":
         never.add("coordination.distorted_handoff")
-    else:  # the analyst's report states its computation: no early proposal fits it
-        never.add("planning.premature_finish")
     assert seen == set(CHART_OPERATORS) - never
 
 
@@ -233,6 +239,13 @@ def _first_failure(system: str, mode: str, kinds: tuple[str, ...], actor: str):
         ("react", "reasoning.wrong_operator", ("diff",), "assistant"),
         ("orchestrator", "reasoning.wrong_operator", ("diff",), "analyst"),
         ("react", "planning.premature_finish", ("diff",), "assistant"),
+        # issue 19: the reading steps, the question each message restates
+        ("react", "planning.premature_finish", ("max", "min"), "assistant"),
+        ("orchestrator", "planning.premature_finish", ("max", "min"), "reader"),
+        ("orchestrator", "coordination.distorted_handoff", KINDS, "orchestrator"),
+        ("orchestrator", "coordination.distorted_handoff", ("max", "trend"), "analyst"),
+        ("orchestrator", "coordination.distorted_handoff", ("min", "trend"), "verifier"),
+        ("react", "perception.misread_value", ("trend",), "assistant"),
     ],
 )
 def test_injected_errors_propagate_to_failure(
@@ -319,3 +332,49 @@ def test_false_approval_answers_the_rejected_proposal() -> None:
     assert op(reject.as_action(), random.Random(0), ()) is None  # no proposal to approve
     last = recorded[-1].as_action()  # the verifier's own approval: nothing to change
     assert op(last, random.Random(0), recorded[:-1]) is None
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_most_agent_steps_can_take_a_plannable_error(system: str) -> None:
+    """Issue 19: the kinds of gold steps follow the kinds of agent steps only if most steps
+    (reading steps included) have a mode, among those the taxonomy allows for their action
+    type, whose operator changes them. Left out by design: the overview, second
+    measurements, a trend's or a difference's bars (a reading cut short there cannot change
+    the answer), the verifier's final answer."""
+    taxonomy = load_taxonomy(ROOT / "config" / "taxonomy.yaml")
+    total = changed = reads = reads_changed = 0
+    for task in tasks()[:16]:
+        history = _episode(task, system).history
+        for s in (s for s in history if s.is_agent_step):
+            kind = s.tool or "message"
+            modes = [m.id for m in taxonomy.modes if kind in m.action_types]
+            ok = any(
+                OPERATORS[m](s.as_action(), random.Random(0), history[: s.step])
+                for m in modes
+                if m in OPERATORS
+            )
+            total, changed = total + 1, changed + ok
+            if s.tool == "read_chart" and task.kind in ("max", "min"):
+                reads, reads_changed = reads + 1, reads_changed + ok
+    assert changed / total >= 0.5, (changed, total)  # about 0.1 before issue 19
+    assert reads_changed / reads >= 0.7, (reads_changed, reads)
+
+
+def test_false_approval_of_an_estimate_ends_wrong() -> None:
+    """The analyst's first go at a difference is, in some tasks, an estimate the verifier
+    sends back: approving it instead is a false approval that decides the run."""
+    system = make_system("orchestrator", "chart_qa")
+    op = CHART_OPERATORS["verification.false_approval"]
+    flipped = 0
+    for task in (t for t in tasks() if t.kind == "diff"):
+        recorded = _episode(task, "orchestrator").history
+        reject = next((s for s in recorded if s.content.startswith(REJECTED)), None)
+        if reject is None:
+            continue
+        assert any("is about" in s.content for s in recorded[: reject.step])
+        approval = op(reject.as_action(), random.Random(0), recorded[: reject.step])
+        approval = _check_replacement(approval, reject.as_action(), "orchestrator")
+        result = warm_start(ChartQAEnv(task), system, recorded, reject.step, approval, MAX_STEPS)
+        assert result.fidelity.exact
+        flipped += not result.episode.verdict.success
+    assert flipped >= 1

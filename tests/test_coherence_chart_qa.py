@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from whowhen.benchmarks.chart_qa.actions import APPROVALS, AXIS, OVERVIEW, conclude, parse_values
+from whowhen.benchmarks.chart_qa.actions import APPROVALS, NOTE, OVERVIEW, PLAN, parse_values
+from whowhen.benchmarks.chart_qa.goals import conclude, goal_in
 from whowhen.benchmarks.chart_qa.operators import OPERATORS
 from whowhen.benchmarks.chart_qa.tasks import CITIES
 from whowhen.runtime import Action
@@ -28,25 +29,36 @@ _DIFF_ANSWER = re.compile(
     r"(?:^|\. )(\w+) is higher than (\w+) by (-?[\d.]+)\. The answer is (\S+?)\.$"
 )
 _DIFF_REPORT = re.compile(
-    r"^(\w+) (-?\d+) minus (\w+) (-?\d+) is (-?[\d.]+)\. Proposed answer: (\S+?)\.$"
+    r"^(?:Question: .+?\? )?(\w+) (-?\d+) minus (\w+) (-?\d+) is (about )?(-?[\d.]+)\. "
+    r"Proposed answer: (\S+?)\.$"
 )
 _APPROVAL = re.compile(
     "|".join("^" + re.escape(a).replace(re.escape("{answer}"), r"\S+?") + "$" for a in APPROVALS)
 )
 _CITY = re.compile(r"\b[A-Z][a-z]+\b")
-_AXIS, _OVERVIEW = set(AXIS), {o.split("{")[0] for o in OVERVIEW}
+_OVERVIEW = {o.split("{")[0] for o in OVERVIEW}
+_COUNT = re.compile(r"(\d+) bars still to measure|leaves (\d+) to measure")
 
 
 def _reading(text: str, part: object) -> str | None:
-    """A read_chart call: its text announces the pass it makes (the axis, the overview, the
-    last bar it names)."""
+    """A read_chart call: its text announces the pass it makes (the overview, the last bar
+    it names), and the bars it says are left start with the one it measures and number
+    what it says."""
     if part == "axis":
-        return None if text in _AXIS else "an axis read the text does not announce"
+        return "an axis read the policies never make"
     if part is None:
         return None if text.startswith(tuple(_OVERVIEW)) else "an overview not announced"
     named = [w for w in _CITY.findall(text) if w in CITIES]
     if not named or named[-1] != part:
         return f"the text moves to {named[-1] if named else 'no bar'}, the call measures {part}"
+    listed = PLAN.search(text)
+    if listed:
+        todo = listed.group(1).split(", ")
+        if todo[0] != part:
+            return f"the text lists {todo[0]} next, the call measures {part}"
+        count = _COUNT.search(text)
+        if count and int(count.group(1) or count.group(2)) != len(todo):
+            return f"the text counts {count.group(0)} but lists {len(todo)}"
     return None
 
 
@@ -63,6 +75,9 @@ def _conclusion(text: str) -> str | None:
     kind = next((k for phrase, k in _KINDS.items() if phrase in m["sentence"]), None)
     if parsed is None or kind is None:
         return "a conclusion that is not in the policy's form"
+    asked = goal_in(text)
+    if asked is not None and asked.kind != kind:
+        return f"the step restates a {asked.kind} question but concludes a {kind} one"
     sentence, answer = conclude(kind, parsed[1])
     if m["sentence"] != sentence:
         return f"the values listed give {sentence!r}, the step says {m['sentence']!r}"
@@ -96,6 +111,11 @@ def contradiction(action: Action) -> str | None:
     against the one it submits; a text the policies never write is flagged too."""
     text = _TO.sub("", action.content)
     args = action.tool_args or {}
+    note, listed = NOTE.match(text), parse_values(text)
+    if note and listed:
+        name, value = (v for v in note.groupdict().values() if v)
+        if dict(listed[1]).get(name, int(value)) != int(value):
+            return f"the text notes {name} at {value} and lists it at {dict(listed[1])[name]}"
     if action.tool == "read_chart":
         return _reading(text, args.get("part"))
     if bool(_CALC.search(text)) != (action.tool == "calculator"):
@@ -123,8 +143,13 @@ def contradiction(action: Action) -> str | None:
         return None
     report = _DIFF_REPORT.match(text)
     if report:
-        a_value, b_value, result, proposed = report[2], report[4], report[5], report[6]
-        if float(result) != int(a_value) - int(b_value):
+        a_value, b_value, result, proposed = report[2], report[4], report[6], report[7]
+        exact = int(a_value) - int(b_value)
+        if report[5]:  # an estimate: the values rounded to tens
+            guess = round(int(a_value), -1) - round(int(b_value), -1)
+            if float(result) != guess:
+                return f"{a_value} - {b_value} is not about {result}"
+        elif float(result) != exact:
             return f"{a_value} - {b_value} is not {result}"
         return None if proposed == result else f"{result} computed, {proposed} proposed"
     if "Proposed answer:" in text:
@@ -194,11 +219,38 @@ CONTRADICTORY = [
         {"answer": "68"},
     ),
     # the text announces one tool, another is called
-    Action("assistant", AXIS[0], "final_answer", {"answer": "Split"}),
+    Action("assistant", OVERVIEW[0].format(ymax=100), "final_answer", {"answer": "Split"}),
     # the text moves on to one bar, the call measures another
-    Action("assistant", "Porto reads 18. Next, Split.", "read_chart", {"part": "Porto"}),
-    # the text announces the axis, the call reads the whole chart
-    Action("assistant", AXIS[1], "read_chart", {}),
+    Action("assistant", "Bar Porto reads 18. Next, Split.", "read_chart", {"part": "Porto"}),
+    # the text moves on to a bar, the call reads the whole chart
+    Action("assistant", "Bar Porto reads 18. Next, Split.", "read_chart", {}),
+    # the bars said to be left do not start with the one measured, or are miscounted
+    Action(
+        "assistant",
+        "Bar Porto reads 18. Still to measure: Bern, Split. Next, Split.",
+        "read_chart",
+        {"part": "Split"},
+    ),
+    Action(
+        "reader",
+        "Bar Porto reads 18. That leaves 3 to measure: Split, Bern. Next, Split.",
+        "read_chart",
+        {"part": "Split"},
+    ),
+    # the note on the last bar read and the list disagree on it
+    Action(
+        "assistant",
+        f"Bar Split reads 86. Every bar I need is measured. The chart reads {LIST}. "
+        "Split minus Porto is 68 - 18.",
+        "calculator",
+        {"expression": "(68 - 18)"},
+    ),
+    # the question restated is not the one the conclusion answers
+    Action(
+        "analyst",
+        f"To orchestrator: Question: Which city has the lowest value? The reported values are "
+        f"{LIST}. The highest value is Split's 68. Proposed answer: Split.",
+    ),
     Action(
         "assistant",
         f"The chart reads {LIST}. Split minus Porto is 68 - 18.",

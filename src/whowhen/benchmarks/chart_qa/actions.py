@@ -7,7 +7,8 @@ import re
 from collections.abc import Sequence
 
 from whowhen.agents import phrasing
-from whowhen.benchmarks.chart_qa.tasks import format_values, trend_of
+from whowhen.benchmarks.chart_qa.goals import Goal, conclude
+from whowhen.benchmarks.chart_qa.tasks import format_values
 from whowhen.runtime import Action, Step
 
 Values = list[tuple[str, int]]
@@ -20,17 +21,11 @@ _LISTED = re.compile(rf"({CHART_LEAD}|{REPORTED_LEAD}|{HANDOFF_LEAD}|{TOOL_LEAD}
 _CALC = re.compile(r"(\w+) minus (\w+) is (\d+) - (\d+)\.")
 EXPR = re.compile(r"^\((\d+) - (\d+)\)$")
 DIFF_REPORT = re.compile(
-    r"(\w+) (\d+) minus (\w+) (\d+) is (-?[\d.]+)\. Proposed answer: (\S+?)\.$"
+    r"(?:^|[?.] )(\w+) (\d+) minus (\w+) (\d+) is (?:about )?(-?[\d.]+)\. "
+    r"Proposed answer: (\S+?)\.$"
 )
 PROPOSED = re.compile(r"Proposed answer: (\S+?)\.$")
 _REJECTED = re.compile(r"^To orchestrator: Check failed: ")
-_SENTENCES = {
-    "rise": "From left to right every value is higher than the one before, so they rise.",
-    "fall": "From left to right every value is lower than the one before, so they fall.",
-    "neither": "From left to right the values go both up and down, so neither.",
-}
-
-
 # --- the policies' wording ---------------------------------------------------------------
 
 
@@ -47,25 +42,6 @@ def parse_calc(text: str) -> tuple[str, str, str, str] | None:
     """(a, b, stated va, stated vb) of a difference step's text `a minus b is va - vb.`"""
     m = _CALC.search(text)
     return (m.group(1), m.group(2), m.group(3), m.group(4)) if m else None
-
-
-def conclude(kind: str, values: Values) -> tuple[str, str]:
-    """(the reasoning sentence, the answer) for a max, min or trend question."""
-    if kind == "trend":
-        word = trend_of([v for _, v in values])
-        return _SENTENCES[word], word
-    pick = max if kind == "max" else min
-    name, value = pick(values, key=lambda item: item[1])
-    return f"The {'highest' if kind == 'max' else 'lowest'} value is {name}'s {value}.", name
-
-
-def kind_of(text: str) -> str | None:
-    """The question kind a step's stated conclusion answers (None: no conclusion)."""
-    if "highest value is" in text:
-        return "max"
-    if "lowest value is" in text:
-        return "min"
-    return "trend" if any(s in text for s in _SENTENCES.values()) else None
 
 
 def calc_action(
@@ -92,8 +68,9 @@ def calc_action(
     )
 
 
-def answer_action(actor: str, lead: str, values: Values, kind: str, pre: str = "") -> Action:
-    sentence, answer = conclude(kind, values)
+def answer_action(actor: str, lead: str, values: Values, goal: Goal | str, pre: str = "") -> Action:
+    """A max, min or trend answer: the values, the reasoning sentence, the answer."""
+    sentence, answer = conclude(goal, values)
     return Action(
         actor,
         f"{pre}{lead} {format_values(values)}. {sentence} The answer is {answer}.",
@@ -134,42 +111,71 @@ def preamble(text: str) -> str:
 
 # --- the reading passes' wording ---------------------------------------------------------
 
-AXIS = (
-    "Before measuring bars I'll check the axis scale.",
-    "First the axis: the bar heights only mean something against its scale.",
-    "Let me start with the y axis and its ticks, then the bars.",
-)
 OVERVIEW = (
-    "The scale is 0 to {ymax} as the task says. Now one pass over the whole chart.",
-    "Axis confirmed (0 to {ymax}). Next, a first reading of all the bars together.",
+    "The y axis runs from 0 to {ymax} as the task says. First one pass over the whole chart.",
+    "I'll start with a first reading of all the bars together (the scale is 0 to {ymax}).",
     "With the scale at 0 to {ymax}, I'll read the whole chart once for an overview.",
 )
 FIRST_BAR = (
     "The overview gives {n} bars. A single pass can misplace a bar, so I'll measure the "
-    "ones that matter one at a time, starting with {name}.",
-    "{n} bars in the overview. To be careful I will measure the bars I need individually; "
-    "first {name}.",
-    "Overview done ({n} bars). Now bar by bar, beginning with {name}.",
+    "ones I need one at a time, in this order: {plan}. Starting with {name}.",
+    "{n} bars in the overview. To be careful I will measure the bars I need individually, "
+    "in this order: {plan}. First {name}.",
+    "Overview done ({n} bars). Now bar by bar, in this order: {plan}. Beginning with {name}.",
 )
-BAR_NOTE = ("{name} reads {value}.", "{name} measures {value}.", "{name} comes out at {value}.")
+FIRST_PAIR = (
+    "The question names two bars, so I'll measure just those one at a time, in this order: "
+    "{plan}. Starting with {name}.",
+    "Only two bars matter here; I will measure them individually, in this order: {plan}. "
+    "First {name}.",
+    "Two bars to read, in this order: {plan}. Beginning with {name}.",
+)
+PLAN = re.compile(r"(?:in this order|to measure): ((?:[A-Z][a-z]+, )*[A-Z][a-z]+)\.")
+"""The bars still to measure as a reading step states them (its plan, or what is left):
+the next steps measure what the latest statement lists."""
+BAR_NOTE = (
+    "Bar {name} reads {value}.",
+    "Measured {name} at {value}.",
+    "The {name} bar comes out at {value}.",
+)
+NOTE = re.compile(
+    "|".join(
+        "^"
+        + re.escape(v)
+        .replace(re.escape("{name}"), f"(?P<n{i}>[A-Z][a-z]+)")
+        .replace(re.escape("{value}"), f"(?P<v{i}>\\d+)")
+        for i, v in enumerate(BAR_NOTE)
+    )
+)
+"""A step's opening note on the last bar it read (each step starts with a template word,
+never a name, so a kind of step is its template)."""
 NEXT_BAR = ("Next, {name}.", "Now {name}.", "On to {name}.")
-LEFT = ("{left} bars to go.", "That leaves {left} to measure.", "")
+LEFT = (
+    "{left} bars still to measure: {rest}.",
+    "That leaves {left} to measure: {rest}.",
+    "Still to measure: {rest}.",
+)
 CLOSE = (
-    "{name} ({value}) and {other} ({other_value}) are within {gap}, too close to trust one "
-    "reading, so I'll measure {name} again.",
-    "{name} at {value} is close to {other} at {other_value}; a second measurement of {name} "
-    "will settle it.",
+    "A close call: {name} ({value}) and {other} ({other_value}) are within {gap}, too close "
+    "to trust one reading, so I'll measure {name} again.",
+    "Too close to call: {name} at {value} against {other} at {other_value}; a second "
+    "measurement of {name} will settle it.",
     "Only {gap} separate {name} ({value}) and {other} ({other_value}). Re-measuring {name}.",
 )
 SAME = (
     "The second measurement of {name} agrees.",
-    "{name} again reads the same.",
+    "Again {name} reads the same.",
     "Re-measured: {name} is unchanged.",
 )
 DONE = (
     "Every bar I need is measured.",
     "That was the last bar to measure.",
     "The readings are complete.",
+)
+CHECK = (
+    "Before answering I'll check the margin that decides it. ",
+    "A quick check of the two bars the answer turns on. ",
+    "Let me compute the gap that settles the answer. ",
 )
 
 
@@ -181,9 +187,10 @@ RESULT = (
     "{result} is what the calculator returns.",
 )
 ORDER_READ = (
-    "Please read the bar values off the chart with read_chart and report them.",
-    "Reader, please measure the chart: the axis, then the bars, and report every value.",
-    "First we need the data. Please read the chart and send me the bar values.",
+    "Please read the bar values off the chart with read_chart and report them. The "
+    "question: {question}",
+    "Reader, please measure the chart and report the values we need for this question: {question}",
+    "First we need the data. Please read the chart and send me the bar values for: {question}",
 )
 HANDOFF = (
     "Please answer: {question}",
@@ -191,31 +198,38 @@ HANDOFF = (
     "Work from these values only and answer: {question}",
 )
 TO_VERIFIER = (
-    "The analyst has proposed an answer. Please check it against the reader's values.",
-    "We have a proposal from the analyst; please check it against the reader's values.",
-    "Please check the analyst's proposal against the reader's values before we finish.",
+    "The analyst has proposed an answer. Please check it against the reader's values. The "
+    "question was: {question}",
+    "We have a proposal from the analyst; please check it against the reader's values. "
+    "Question: {question}",
+    "Please check the analyst's proposal against the reader's values before we finish. It "
+    "answers: {question}",
 )
 ORDER_REMEASURE = (
-    "The verifier asks for a second look: please measure {a} and {b} again and report.",
-    "Please measure {a} and {b} again; the verifier wants to be sure of them.",
-    "One more pass for the verifier: measure {a} and {b} again and send the values.",
+    "The verifier asks for a second look: please measure {a} and {b} again and report. "
+    "(Question: {question})",
+    "Please measure {a} and {b} again; the verifier wants to be sure of them for: {question}",
+    "One more pass for the verifier: measure {a} and {b} again and send the values. We are "
+    "answering: {question}",
 )
 TO_VERIFIER_AGAIN = (
-    "The reader has measured {a} and {b} again. Please check the proposal once more.",
-    "Second measurement done for {a} and {b}. Please check the analyst's answer again.",
-    "The reader re-measured {a} and {b}; over to you for the final check.",
+    "The reader has measured {a} and {b} again. Please check the proposal once more. "
+    "Question: {question}",
+    "Second measurement done for {a} and {b}. Please check the analyst's answer again for: "
+    "{question}",
+    "The reader re-measured {a} and {b}; over to you for the final check of: {question}",
 )
 VERIFY_REMEASURE = (
     "Before I approve: {a} ({va}) and {b} ({vb}) decide the answer; please have the reader "
-    "measure {a} and {b} again.",
-    "{a} and {b} are what the answer turns on ({va} against {vb}). To be safe, please have "
-    "the reader measure {a} and {b} again.",
+    "measure {a} and {b} again. The question: {question}",
+    "The answer turns on {a} and {b} ({va} against {vb}). To be safe, please have the "
+    "reader measure {a} and {b} again. We are answering: {question}",
     "The proposal looks right, but it hinges on {a} ({va}) and {b} ({vb}); please have the "
-    "reader measure {a} and {b} again before I sign off.",
+    "reader measure {a} and {b} again before I sign off on: {question}",
 )
 REPORT = (
     "All bars I was asked for are measured. ",
-    "Here are my readings, with the single-bar measurements put in. ",
+    "Here are my single-bar measurements. ",
     "Done reading. ",
 )
 REPORT_AGAIN = (

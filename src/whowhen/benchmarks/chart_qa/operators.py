@@ -1,14 +1,23 @@
 """Error operators for the chart QA steps and messages, one per taxonomy mode.
 
-Every replacement is built with the policies' own builders (`actions`) fed a wrong belief
-(a misread or exchanged value, the operands the other way round, a difference taken for
-done), so the step's text and its action agree and the error shows only against the chart
-or the history (issue 19: no step may contradict itself).
+Every replacement is built with the policies' own builders (`actions`, `policies`) fed a
+wrong belief (a misread or exchanged value, the question restated wrongly, the operands the
+other way round, the reading taken for done), so the step's text and its action agree and
+the error shows only against the chart or the history (issue 19: no step may contradict
+itself). Since later steps take their belief from the steps (see `policies`), the wrong
+belief is what the run goes on with; the operators choose a wrong belief that changes the
+answer (`beliefs`).
 
 Dropped (mode, system) pairs, each because only a self-contradictory step could express it:
 - action.wrong_tool_argument, react: the calculator step states the values it subtracts,
   so a mistyped operand in the expression contradicts its own text (and a mistype carried
   into the text is a misread value, which `misread_value` covers).
+
+Not covered, because no coherent form decides a run without an earlier error:
+coordination.ignored_message (a step ignoring a message in a slip-free run repeats what
+the verifier then catches, and the run recovers). Reading steps (read_chart) take only
+planning.premature_finish (the taxonomy's action types), so a trend's or a difference's
+reading steps, where a reading cut short cannot change the answer, take no error at all.
 """
 
 from __future__ import annotations
@@ -23,53 +32,70 @@ from whowhen.benchmarks.chart_qa.actions import (
     _REJECTED,
     CHART_LEAD,
     HANDOFF_LEAD,
+    NOTE,
     PROPOSED,
+    REPORTED_LEAD,
     Values,
     answer_action,
     approval_action,
     calc_action,
-    conclude,
     diff_answer_action,
-    kind_of,
     parse_calc,
     parse_values,
     preamble,
 )
-from whowhen.benchmarks.chart_qa.tasks import TaskInfo, format_values, parse_task
+from whowhen.benchmarks.chart_qa.beliefs import (
+    decisive_exchange,
+    decisive_misread,
+    goal_of,
+)
+from whowhen.benchmarks.chart_qa.goals import Goal, conclude, deciding, distorted, goal_in, kind_of
+from whowhen.benchmarks.chart_qa.reading import _REMEASURE
+from whowhen.benchmarks.chart_qa.reading_ops import premature_reading
+from whowhen.benchmarks.chart_qa.tasks import format_values
 from whowhen.runtime import Action, Step
 
-# --- operators ---------------------------------------------------------------------------
+
+def _rebuild(action: Action, lead: str, new: Values, goal: Goal | None) -> Action | None:
+    """`action` restated from the values `new`: a calculator step (the same difference, or
+    the check re-derived), an answer, a report; None for any other step."""
+    pre = _noted(preamble(action.content), new)
+    if action.tool == "calculator":
+        calc = parse_calc(action.content)
+        if calc is None:
+            return None
+        pair = calc[:2]
+        if goal is not None and goal.kind != "diff":
+            pair = deciding(goal, new) or pair
+        return calc_action(action.actor, lead, new, *pair, pre=pre)
+    stated = kind_of(action.content)
+    if action.tool == "final_answer":
+        return answer_action(action.actor, lead, new, stated, pre) if stated else None
+    to = _to(action) if action.tool is None else None
+    if to is None:
+        return None
+    if stated is None:  # the reader's report: the list alone
+        return tell(action.actor, to, f"{pre}{lead} {format_values(new)}.")
+    sentence, answer = conclude(stated, new)
+    return tell(
+        action.actor, to, f"{pre}{lead} {format_values(new)}. {sentence} Proposed answer: {answer}."
+    )
 
 
-def _misread(values: Values, index: int, rng: random.Random) -> int:
-    """A plausible misreading of bar `index`: a neighbouring bar's value or a few units off."""
-    value = values[index][1]
-    neighbours = [
-        values[j][1]
-        for j in (index - 1, index + 1)
-        if 0 <= j < len(values) and values[j][1] != value
-    ]
-    if neighbours and rng.random() < 0.5:
-        return rng.choice(neighbours)
-    offset = rng.choice([-3, -2, -1, 1, 2, 3])
-    return value + offset if value + offset > 0 else value + abs(offset)
+_LEADING = re.compile(r"^[^.]*\d[^.]*\. ")
+"""A leading sentence with a number: the note on the last bar read."""
 
 
-def _transcribe(value: int, rng: random.Random) -> int:
-    """A garbled copy of a value: digits swapped, or off by ten."""
-    text = str(value)
-    if len(text) == 2 and text[0] != text[1] and text[1] != "0" and rng.random() < 0.6:
-        return int(text[::-1])
-    return value + 10 if value < 50 else value - 10
-
-
-def _replace(values: Values, index: int, value: int) -> Values:
-    return [(n, value if i == index else v) for i, (n, v) in enumerate(values)]
-
-
-def _pick(values: Values, names: Sequence[str], rng: random.Random) -> int:
-    candidates = [i for i, (n, _) in enumerate(values) if n in names] or list(range(len(values)))
-    return rng.choice(candidates)
+def _noted(pre: str, values: Values) -> str:
+    """A step's opening note on the last bar read ("Bar Lyon reads 64."), restated with the
+    value the step now lists for that bar, so the step does not contradict itself."""
+    m = NOTE.match(pre)
+    by = dict(values)
+    name = next((v for k, v in (m.groupdict() if m else {}).items() if k[0] == "n" and v), None)
+    if m is None or name not in by:
+        return pre
+    value = next(v for k, v in m.groupdict().items() if k[0] == "v" and v)
+    return m.group(0).replace(f" {value}.", f" {by[name]}.") + pre[m.end() :]
 
 
 def _to(action: Action) -> str | None:
@@ -77,149 +103,144 @@ def _to(action: Action) -> str | None:
     return m.group(1) if m else None
 
 
-def _task(history: Sequence[Step]) -> TaskInfo | None:
-    try:
-        return parse_task(history[0].content) if history else None
-    except ValueError:
-        return None
+def _stated(action: Action) -> tuple[str, Values] | None:
+    parsed = parse_values(action.content)
+    return None if parsed is None or parsed[0] == HANDOFF_LEAD else parsed
 
 
 @covers("react", "orchestrator")
-def misread_value(action: Action, rng: random.Random) -> Action | None:
-    """perception.misread_value: a value read off the chart is carried on wrongly."""
-    parsed = parse_values(action.content)
-    if parsed is None or parsed[0] == HANDOFF_LEAD:
+def misread_value(
+    action: Action, rng: random.Random, history: Sequence[Step] = ()
+) -> Action | None:
+    """perception.misread_value: a value read off the chart (or copied from a report) is
+    carried on wrongly; the step's computation or conclusion follows from it."""
+    parsed = _stated(action)
+    if parsed is None:
         return None
     lead, values = parsed
-    pre = preamble(action.content)
+    if lead == REPORTED_LEAD and action.tool is None:
+        return None  # the analyst restates values it was handed (distorted_handoff)
+    goal = goal_of(action.actor, history) or kind_of(action.content)
+    among: tuple[str, ...] = ()
     if action.tool == "calculator":
         calc = parse_calc(action.content)
         if calc is None:
             return None
-        a, b = calc[:2]
-        new = _replace(values, (i := _pick(values, (a, b), rng)), _misread(values, i, rng))
-        return calc_action(action.actor, lead, new, a, b, pre=pre)
-    kind = kind_of(action.content)
-    i = rng.randrange(len(values))
-    new = _replace(values, i, _misread(values, i, rng))
-    if action.tool == "final_answer" and kind is not None:
-        return answer_action(action.actor, lead, new, kind, pre)
-    to = _to(action)
-    if action.tool is not None or to is None:
+        among = calc[:2] if goal is None or goal.kind == "diff" else ()
+    new = decisive_misread(values, goal, rng, among)
+    return _rebuild(action, lead, new, goal) if new else None
+
+
+@covers("react", "orchestrator")
+def misidentified_object(
+    action: Action, rng: random.Random, history: Sequence[Step] = ()
+) -> Action | None:
+    """perception.misidentified_object: two neighbouring bars are taken for each other when
+    reading the chart, so one's value is pinned on the other's label, where that changes
+    the answer. Applies to the agent's own reading (react's steps, the reader's report),
+    not to values passed on."""
+    parsed = parse_values(action.content)
+    if parsed is None or parsed[0] != CHART_LEAD:
         return None
-    if kind is None:  # the reader's report: the list alone
-        return tell(action.actor, to, f"{pre}{lead} {format_values(new)}.")
-    sentence, answer = conclude(kind, new)
-    return tell(
-        action.actor,
-        to,
-        f"{pre}{lead} {format_values(new)}. {sentence} Proposed answer: {answer}.",
-    )
+    goal = goal_of(action.actor, history) or kind_of(action.content)
+    if action.tool == "calculator" and goal is not None and goal.kind == "diff":
+        calc = parse_calc(action.content)
+        names = [n for n, _ in parsed[1]]
+        if calc is None or not set(calc[:2]) <= set(names):
+            return None
+    new = decisive_exchange(parsed[1], goal, rng)
+    return _rebuild(action, parsed[0], new, goal) if new else None
 
 
-def _relevant(values: Values, history: Sequence[Step]) -> list[int]:
-    """The bars the question turns on (the named pair; the two highest or lowest), or every
-    bar when the question is a trend or unknown."""
-    info, names = _task(history), [n for n, _ in values]
-    if info is None or info.kind == "trend":
-        return list(range(len(values)))
-    if info.kind == "diff":
-        return [names.index(n) for n in info.pair or () if n in names] or list(range(len(names)))
-    ranked = sorted(range(len(values)), key=lambda i: values[i][1], reverse=info.kind == "max")
-    return ranked[:2]
+def _restated(action: Action, goal: Goal, rng: random.Random) -> Action | None:
+    """`action` with the question it states restated wrongly (for the analyst, its
+    conclusion drawn for that question); None where the wrong question would not change
+    the answer: a difference whose operands the analyst has already taken."""
+    wrong = distorted(goal, rng)
+    text = action.content.replace(goal.question, wrong.question)
+    if goal.kind == "diff" and (
+        action.actor in ("analyst", "verifier")
+        or _to(action) == "verifier"
+        or _REMEASURE.search(action.content)
+    ):
+        return None
+    if action.actor == "analyst":
+        parsed = parse_values(action.content)
+        if parsed is None or parsed[0] != REPORTED_LEAD:
+            return None
+        sentence, answer = conclude(wrong, parsed[1])
+        head = text[: text.index(REPORTED_LEAD)]
+        text = f"{head}{REPORTED_LEAD} {format_values(parsed[1])}. {sentence} "
+        text += f"Proposed answer: {answer}."
+    return Action(action.actor, text)
 
 
 @covers("orchestrator")
 def distorted_handoff(
     action: Action, rng: random.Random, history: Sequence[Step] = ()
 ) -> Action | None:
-    """coordination.distorted_handoff: a message passes on one of the values the question
-    turns on garbled (the reader's report, or the orchestrator's hand-off of its values)."""
-    parsed = parse_values(action.content) if action.tool is None else None
-    if parsed is None or kind_of(action.content) is not None:
+    """coordination.distorted_handoff: a message passes on the question restated wrongly
+    (highest for lowest, the pair the other way round, a trend taken for the highest or lowest;
+    the analyst then answers that question), or one of the values the answer turns on
+    garbled (the reader's report, the orchestrator's hand-off)."""
+    if action.tool is not None or _to(action) is None:
         return None
-    lead, values = parsed
-    i = rng.choice(_relevant(values, history))
-    new = _replace(values, i, _transcribe(values[i][1], rng))
-    old, changed = f"{lead} {format_values(values)}.", f"{lead} {format_values(new)}."
-    return Action(action.actor, action.content.replace(old, changed, 1))
-
-
-def _exchanged(values: Values, index: int, rng: random.Random) -> Values:
-    """The values with bar `index` and a neighbouring bar taken for each other."""
-    j = rng.choice([k for k in (index - 1, index + 1) if 0 <= k < len(values)])
-    swapped = {index: values[j][1], j: values[index][1]}
-    return [(n, swapped.get(i, v)) for i, (n, v) in enumerate(values)]
-
-
-@covers("react")
-def misidentified_object(
-    action: Action, rng: random.Random, history: Sequence[Step] = ()
-) -> Action | None:
-    """perception.misidentified_object: the bar the question is about (the highest or lowest
-    one, or a named one) and its neighbour are taken for each other when reading the chart,
-    so its value is pinned on the neighbour's label. Applies to the agent's own reading
-    (react's answer or calculation, the reader's report), not to values passed on."""
+    goal = goal_in(action.content)
     parsed = parse_values(action.content)
-    if parsed is None or parsed[0] != CHART_LEAD:
-        return None
-    lead, values = parsed
-    names = [n for n, _ in values]
-    if action.tool == "calculator":
-        calc = parse_calc(action.content)
-        if calc is None:
-            return None
-        a, b = calc[:2]
-        new = _exchanged(values, names.index(rng.choice((a, b))), rng)
-        return calc_action(action.actor, lead, new, a, b, pre=preamble(action.content))
-    info = _task(history)
-    stated = kind_of(action.content)
-    if action.tool is not None and (action.tool != "final_answer" or stated is None):
-        return None
-    kind = stated or (info.kind if info else None)
-    if kind in ("max", "min"):
-        pick = max if kind == "max" else min
-        target = values.index(pick(values, key=lambda item: item[1]))
-    elif kind == "diff" and info is not None and info.pair and set(info.pair) <= set(names):
-        target = names.index(rng.choice(info.pair))
-    else:
-        return None
-    new = _exchanged(values, target, rng)
-    pre = preamble(action.content)
-    if action.tool == "final_answer":
-        return answer_action(action.actor, lead, new, kind, pre)
-    to = _to(action)
-    if to is None or stated is not None:
-        return None
-    return tell(action.actor, to, f"{pre}{lead} {format_values(new)}.")  # the reader's report
+    options: list[Action | None] = []
+    if goal is not None:
+        options.append(_restated(action, goal, rng))
+    if parsed is not None and parsed[0] != REPORTED_LEAD and kind_of(action.content) is None:
+        lead, values = parsed
+        new = decisive_misread(values, goal_of(action.actor, history), rng, transcribe=True)
+        if new:
+            old = f"{lead} {format_values(values)}."
+            text = action.content.replace(old, f"{lead} {format_values(new)}.")
+            head, body = text.split(": ", 1)
+            options.append(Action(action.actor, f"{head}: {_noted(body, new)}"))
+    kept = [o for o in options if o is not None and o.content != action.content]
+    return rng.choice(kept) if kept else None
 
 
 @covers("react", "orchestrator")
-def wrong_operator(action: Action, rng: random.Random) -> Action | None:
-    """reasoning.wrong_operator: the difference is taken the other way round (b - a),
-    stated and computed consistently, so the answer comes out negated."""
+def wrong_operator(
+    action: Action, rng: random.Random, history: Sequence[Step] = ()
+) -> Action | None:
+    """reasoning.wrong_operator: the difference asked for is taken the other way round
+    (b - a), stated and computed consistently, so the answer comes out negated (not for
+    react's check of a margin, whose sign the answer does not rest on)."""
     parsed = parse_values(action.content) if action.tool == "calculator" else None
     calc = parse_calc(action.content)
-    if parsed is None or calc is None:
+    if parsed is None or calc is None or parsed[0] not in (CHART_LEAD, REPORTED_LEAD):
+        return None
+    goal = goal_of(action.actor, history)
+    if goal is not None and goal.kind != "diff":
         return None
     a, b = calc[:2]
     return calc_action(action.actor, parsed[0], parsed[1], b, a, pre=preamble(action.content))
 
 
-@covers("react")
-def premature_finish(action: Action, rng: random.Random) -> Action | None:
-    """planning.premature_finish: at react's difference step the agent answers at once in
-    its answer wording, taking one of the two values it has just read for the difference
-    ("Split is higher than Porto by 68. The answer is 68.") instead of computing it. Not
-    for the analyst: its report states both values and the result, so an early proposal
-    would contradict itself."""
+@covers("react", "orchestrator")
+def premature_finish(
+    action: Action, rng: random.Random, history: Sequence[Step] = ()
+) -> Action | None:
+    """planning.premature_finish: the reading is taken for done before every bar the
+    question needs is measured (a reading step lists fewer bars still to measure, and the
+    answer is worked out from the bars measured), or, at react's difference step, the
+    answer is given at once, taking one of the two values just read for the difference."""
+    if action.tool == "read_chart":
+        return premature_reading(action, rng, history)
     parsed = parse_values(action.content) if action.tool == "calculator" else None
     calc = parse_calc(action.content)
     if parsed is None or calc is None or parsed[0] != CHART_LEAD:
         return None
+    goal = goal_of(action.actor, history)
+    if goal is not None and goal.kind != "diff":
+        return None
     a, b, va, vb = calc
     value = va if rng.random() < 0.7 else vb
-    return diff_answer_action(action.actor, a, b, value, preamble(action.content))
+    pre = _LEADING.sub("", preamble(action.content))  # the last bar's reading goes unsaid
+    return diff_answer_action(action.actor, a, b, value, pre)
 
 
 @covers("orchestrator")
@@ -249,4 +270,5 @@ OPERATORS = {
     "planning.premature_finish": premature_finish,
     "verification.false_approval": false_approval,
 }
-"""Taxonomy mode -> operator for chart QA's calculator, final_answer and messages."""
+"""Taxonomy mode -> operator for chart QA's reading steps, calculator, final_answer and
+messages."""

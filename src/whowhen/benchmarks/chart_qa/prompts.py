@@ -9,9 +9,10 @@ PROMPTS: dict[str, dict[str, str]] = {
     },
     "orchestrator": {
         "orchestrator": "You coordinate: have the reader read the chart, hand its values and "
-        "the question to the analyst, then send the analyst's answer to the verifier.",
-        "reader": "You read the bar chart with read_chart and report every bar's value to "
-        "the orchestrator.",
+        "the question to the analyst, then send the analyst's answer to the verifier; "
+        "restate the question in every message.",
+        "reader": "You read the bar chart with read_chart, measure the bars the question "
+        "needs one at a time, and report their values to the orchestrator.",
         "analyst": "You answer the question from the values you are given, using calculator "
         "for arithmetic, and report your computation and proposed answer.",
         "verifier": "You check the analyst's values and arithmetic against the reader's report; "

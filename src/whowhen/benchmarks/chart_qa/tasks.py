@@ -99,6 +99,11 @@ def _values(rng: random.Random, n: int, ymax: int, trend: str | None) -> list[in
         return sorted(values)
     if trend == "fall":
         return sorted(values, reverse=True)
+    if trend == "neither":  # a steady run with one dip: every pair of neighbours matters
+        values = sorted(values, reverse=rng.random() < 0.5)
+        i = rng.randrange(1, n)
+        values[i - 1], values[i] = values[i], values[i - 1]
+        return values
     while trend_of(values) != "neither":
         rng.shuffle(values)
     return values
