@@ -28,7 +28,7 @@ OPERATORS = build_operators([SPEC], generic={})  # this package's only: no gener
 _ANNOUNCE = re.compile(r"\bI will (?:compute|query|run)\b", re.I)
 _ANSWER_WORDS = re.compile(r"(?:the answer is|final answer:)\s*(\S*?)\.?$", re.I)
 _PROPOSED = re.compile(r"Proposed answer: (\S+?)\.$")
-_INNER_VALUE = re.compile(r"(?:rows is|queries give) (-?\d+(?:\.\d+)?)")
+_INNER_VALUE = re.compile(r"(?:rows the \w+ is|queries give) (-?\d+(?:\.\d+)?)")
 _SQL_AGG = {"SUM": "total", "AVG": "average", "MAX": "largest", "MIN": "smallest"}
 _AGG_WORDS = re.compile(r"\b(total|average|largest|smallest)\b", re.I)
 _SELECT = re.compile(r"\b(SUM|AVG|MAX|MIN)\s*\(\s*(\w+)\s*\)", re.I)
@@ -93,6 +93,11 @@ def contradiction(step: Action | Step) -> str | None:
         if not _same(answer.group(1), str(args.get("answer", ""))):
             return f"the text's answer {answer.group(1)}, the call sends {args.get('answer')}"
         return None
+    for names in (_PRODUCTS, _REGIONS):  # a message is about one product and one region
+        if len(_named(text, names)) > 1:
+            return f"the message names {sorted(_named(text, names))}"
+    if len(set(_MONTH_TEXT.findall(text))) > 1:
+        return f"the message names months {sorted(set(_MONTH_TEXT.findall(text)))}"
     proposed = _PROPOSED.search(text)
     if proposed is not None:
         if tool is not None:
@@ -159,6 +164,23 @@ def _select(agg: str = "SUM", measure: str = "units", region: str = "North", mon
             _select(region="West"),
         ),
         Action("solver", "Both queries give 40 (3 rows matched). Proposed answer: 44."),
+        Action(
+            "solver",
+            "Over 3 matching rows the total is 40, and the cross-check agrees. Proposed "
+            "answer: 44.",
+        ),
+        Action(
+            "verifier",
+            "Check failed: there is no month filter in the query; the plan was month 4. "
+            "Please redo the query for rugs in West, month 5.",
+        ),
+        Action(
+            "verifier",
+            "Noted: you want the total units of rugs in West, month 4. Go on.",
+            "sql",
+            {"query": _select()},
+        ),
+        Action("solver", "Plan for the total units of rugs in West for month 4, then the East."),
     ],
 )
 def test_the_check_flags_a_contradictory_step(step: Action) -> None:

@@ -13,9 +13,9 @@ from whowhen.benchmarks.table_qa.actions import (
     sql_action,
 )
 from whowhen.benchmarks.table_qa.env import TableQAEnv
+from whowhen.benchmarks.table_qa.forms import read
 from whowhen.benchmarks.table_qa.operators import OPERATORS as TABLE_OPERATORS
 from whowhen.benchmarks.table_qa.operators import misread
-from whowhen.benchmarks.table_qa.phrases import _COUNT_ASKS
 from whowhen.benchmarks.table_qa.tasks import (
     AGGREGATES,
     Task,
@@ -144,7 +144,7 @@ def test_reference_policies_solve_every_task(system: str) -> None:
 
 
 def test_operators_on_queries() -> None:
-    action = sql_action("solver", "total", "revenue", "desks", "North", 3)
+    action = sql_action("assistant", "total", "revenue", "desks", "North", 3)
     rng = random.Random(0)
     operand = OPERATORS["reasoning.wrong_operand"](action, rng)
     assert parse_sql_step(operand)[4] in (2, 4)
@@ -152,10 +152,19 @@ def test_operators_on_queries() -> None:
     assert parse_sql_step(operator)[0] == "average"
     assert query_aggregate(operator.tool_args["query"]) == "average"
     arg = OPERATORS["action.wrong_tool_argument"](action, rng)
-    s = parse_sql_step(arg)  # another region, stated and queried alike
-    assert s[:3] == ("total", "revenue", "desks") and s[3] != "North" and s[4] == 3
-    assert f"'{s[3]}'" in arg.tool_args["query"]
+    s = parse_sql_step(arg)  # another region or product, stated and queried alike
+    assert s[:2] == ("total", "revenue") and s[4] == 3
+    assert (s[2] != "desks") + (s[3] != "North") == 1
+    assert f"'{s[2]}'" in arg.tool_args["query"] and f"'{s[3]}'" in arg.tool_args["query"]
     assert set(AGGREGATES) == {"total", "average", "largest", "smallest"}
+    # the verifier checks the aggregate against the question: no swap in the solver's steps
+    solver = sql_action("solver", "total", "revenue", "desks", "North", 3)
+    assert TABLE_OPERATORS["reasoning.wrong_operator"](solver, rng) is None
+
+
+def _count_ask(step: Step) -> bool:
+    reading = read(step)
+    return reading is not None and reading.kind == "reject.count"
 
 
 def test_verifier_catches_a_wrong_aggregate_but_not_a_wrong_plan() -> None:
@@ -164,14 +173,15 @@ def test_verifier_catches_a_wrong_aggregate_but_not_a_wrong_plan() -> None:
     original = run_episode(TableQAEnv(task), system, MAX_STEPS)
     at = next(s.step for s in original.history if parse_sql_step(s))  # the aggregate step
     query = original.history[at].as_action()
-    for mode in ("reasoning.wrong_operator",):
-        slipped = OPERATORS[mode](query, random.Random(1))
-        caught = warm_start(TableQAEnv(task), system, original.history, at, slipped, MAX_STEPS)
-        assert caught.episode.verdict.success, mode  # sent back and redone: a recovery
-        assert any(
-            s.actor == "verifier" and s.content.startswith("Check failed")
-            for s in caught.episode.history
-        )
+    # a swapped aggregate (a slip: no operator makes it in the solver's steps) is caught
+    stated = parse_sql_step(query)
+    slipped = sql_action("solver", "average", *stated[1:], style=read(query).index)
+    caught = warm_start(TableQAEnv(task), system, original.history, at, slipped, MAX_STEPS)
+    assert caught.episode.verdict.success  # sent back and redone: a recovery
+    assert any(
+        s.actor == "verifier" and s.content.startswith("Check failed")
+        for s in caught.episode.history
+    )
     # another month, measure or region, stated and queried, matches the stated plan: it gets
     # through
     for mode in ("reasoning.wrong_operand", "planning.wrong_subgoal", "action.wrong_tool_argument"):
@@ -179,8 +189,7 @@ def test_verifier_catches_a_wrong_aggregate_but_not_a_wrong_plan() -> None:
         missed = warm_start(TableQAEnv(task), system, original.history, at, slipped, MAX_STEPS)
         assert missed.fidelity.exact
         assert not any(  # only a request for the row count, as in a run without the slip
-            "Check failed" in s.content and s.content not in _COUNT_ASKS
-            for s in missed.episode.history
+            "Check failed" in s.content and not _count_ask(s) for s in missed.episode.history[at:]
         )
         if missed.episode.verdict.final_answer != task.answer:
             assert not missed.episode.verdict.success
@@ -255,45 +264,55 @@ def test_misread_swaps_digits_or_confuses_a_lookalike() -> None:
 
 
 def test_solver_verifier_hand_off_and_approval() -> None:
-    # a total that is not also the average (more than one matching row)
-    task = next(
-        t
-        for t in TASKS
-        if t.agg == "total"
-        and gold_answer(make_table(t.seed), "average", *parse_question(t.question)[1:]) != t.answer
-    )
     system = make_system("solver_verifier", "table_qa")
-    episode = run_episode(TableQAEnv(task), system, MAX_STEPS)
-    proposal = next(s for s in episode.history if "Proposed answer" in s.content)
     handoff = OPERATORS["coordination.distorted_handoff"]
-    replaced = _sound(
-        handoff(proposal.as_action(), random.Random(0), episode.history[: proposal.step]),
-        proposal.as_action(),
-        "solver_verifier",
-    )
-    before, after = parse_proposal(proposal.content), parse_proposal(replaced.content)
-    assert after is not None and after[1:] == before[1:] and after[0] != before[0]
-    assert _fails(task, "solver_verifier", episode.history, proposal.step, replaced)
-    # a run where the verifier sent the solver back: approving instead fails the task
-    at = next(s.step for s in episode.history if parse_sql_step(s))
-    swapped = OPERATORS["reasoning.wrong_operator"](
-        episode.history[at].as_action(), random.Random(1)
-    )
-    recovered = warm_start(TableQAEnv(task), system, episode.history, at, swapped, MAX_STEPS)
-    rejection = next(
-        s
-        for s in recovered.episode.history
-        if s.content.startswith("Check failed") and s.content not in _COUNT_ASKS
-    )
-    recovered = recovered.episode
+    checked = 0
+    for task in TASKS:
+        episode = run_episode(TableQAEnv(task), system, MAX_STEPS)
+        history = episode.history
+        # the last proposal, approved at once (no re-run of the query before the approval)
+        proposal = [s for s in history if "Proposed answer" in s.content][-1]
+        if history[proposal.step + 1].tool != "final_answer":
+            continue
+        replaced = _sound(
+            handoff(proposal.as_action(), random.Random(0), history[: proposal.step]),
+            proposal.as_action(),
+            "solver_verifier",
+        )
+        before, after = parse_proposal(proposal.content), parse_proposal(replaced.content)
+        assert after is not None and after[1:] == before[1:] and after[0] != before[0]
+        assert _fails(task, "solver_verifier", history, proposal.step, replaced)
+        checked += 1
+        if checked == 3:
+            break
+    assert checked == 3
+
+
+def test_false_approval_of_a_real_send_back_fails_the_task() -> None:
+    """A first aggregate that forgot the month is sent back: approving it instead fails the
+    task; approving a proposal sent back only for its row count is no error (no operator)."""
+    system = make_system("solver_verifier", "table_qa")
     approve = OPERATORS["verification.false_approval"]
-    approval = _sound(
-        approve(rejection.as_action(), random.Random(0), recovered.history[: rejection.step]),
-        rejection.as_action(),
-        "solver_verifier",
-    )
-    assert approval.tool == "final_answer" and approval.tool_args["answer"] in approval.content
-    assert _fails(task, "solver_verifier", recovered.history, rejection.step, approval)
+    kinds: set[str] = set()
+    flipped = 0
+    for task in TASKS:
+        episode = run_episode(TableQAEnv(task), system, MAX_STEPS)
+        for step in episode.history:
+            reading = read(step)
+            if reading is None or not reading.kind.startswith("reject."):
+                continue
+            replaced = approve(step.as_action(), random.Random(0), episode.history[: step.step])
+            kinds.add(reading.kind)
+            if reading.kind == "reject.count":
+                assert replaced is None
+                continue
+            approval = _sound(replaced, step.as_action(), "solver_verifier")
+            assert approval.tool == "final_answer"
+            assert approval.tool_args["answer"] in approval.content
+            if approval.tool_args["answer"] != task.answer:  # not all months' value alike
+                assert _fails(task, "solver_verifier", episode.history, step.step, approval)
+                flipped += 1
+    assert kinds == {"reject.count", "reject.month"} and flipped
     for foreign in FOREIGN:
         for mode in ("coordination.distorted_handoff", "verification.false_approval"):
             assert TABLE_OPERATORS[mode](foreign, random.Random(0), episode.history[:1]) is None
