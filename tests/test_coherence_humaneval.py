@@ -33,6 +33,9 @@ from .coherence_checks import (
 BENCHMARK = "humaneval"
 SYSTEMS = ("code_act", "pipeline")
 N_TASKS = 15
+N_DIRECT = 30
+"""Tasks for the every-operator check: the verdict and coordination modes need a task whose
+key line has subtle variants AND whose first draft fails an example (a failure report)."""
 OPERATORS = table(HUMANEVAL_OPERATORS)
 
 _MESSAGE = re.compile(r"^To (\w+): ")
@@ -125,9 +128,14 @@ def _code_contradiction(text: str, tool: str, code: str) -> str | None:
     return None
 
 
+_QUOTED = re.compile(r"`[^`\n]+`")
+
+
 def contradiction(action: Action) -> str | None:
-    """Why this one step contradicts itself, or None when it reads as one decision."""
-    text, tool = action.content, action.tool
+    """Why this one step contradicts itself, or None when it reads as one decision. A
+    line of code the text quotes (`...`) is code, not words: it is left out of the text's
+    reading (a quoted `submit(x)` does not announce a submission)."""
+    text, tool = _QUOTED.sub("`code`", action.content), action.tool
     if _MESSAGE.match(text):
         if tool is not None:
             return f"a message that also calls {tool}"
@@ -253,7 +261,7 @@ def test_no_operator_replacement_is_flagged() -> None:
     flagged = []
     for system in SYSTEMS:
         made = direct_replacements(
-            BENCHMARK, system, OPERATORS, seeds=(0, 1), successful_only=True, n_tasks=N_TASKS
+            BENCHMARK, system, OPERATORS, seeds=(0, 1), successful_only=True, n_tasks=N_DIRECT
         )
         for mode, new in made:
             produced[mode] += 1

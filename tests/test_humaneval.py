@@ -1,23 +1,15 @@
 from __future__ import annotations
 
 import ast
-import difflib
-import functools
 import random
-import re
-from collections.abc import Callable
 
 import pytest
 
-from whowhen.benchmarks.humaneval.actions import kind_of, program_for, read_run
-from whowhen.benchmarks.humaneval.env import HumanEvalEnv, passes, run_code
-from whowhen.benchmarks.humaneval.mutate import mutate_code, truncate_body
-from whowhen.benchmarks.humaneval.operators import OPERATORS as HUMANEVAL_OPERATORS
-from whowhen.benchmarks.humaneval.phrases import SUBMIT_EARLY
+from whowhen.benchmarks.humaneval.actions import read_run
+from whowhen.benchmarks.humaneval.env import HumanEvalEnv, passes
+from whowhen.benchmarks.humaneval.mutate import mutate_code
 from whowhen.benchmarks.humaneval.prompts import PROMPTS
-from whowhen.benchmarks.humaneval.steps import report_passes
 from whowhen.benchmarks.humaneval.tasks import (
-    EXAMPLES_MARKER,
     Problem,
     Task,
     make_tasks,
@@ -26,12 +18,11 @@ from whowhen.benchmarks.humaneval.tasks import (
     reference_solution,
     visible_examples,
 )
-from whowhen.injection.operators import OPERATORS, random_slip
+from whowhen.injection.operators import random_slip
 from whowhen.registry import make_system
-from whowhen.runtime import Action, Episode, Step, run_episode, warm_start
+from whowhen.runtime import Action, Episode, run_episode
 
 from .conftest import MAX_STEPS
-from .operator_checks import valid_for_env
 
 ALL = make_tasks({"n_tasks": 164}, seed=4)
 TASKS = ALL[:40]
@@ -164,165 +155,6 @@ def test_logic_bugs_parse_differ_and_usually_fail() -> None:
     assert mutated >= 35 and 0.6 * mutated <= failed < mutated
 
 
-def test_operators_apply_to_their_actions_only() -> None:
-    task = TASKS[0]
-    act = _episode("code_act", task).history
-    run = next(
-        s for s in act if s.tool == "run_python" and kind_of(s.tool_args["code"]) == "examples"
-    ).as_action()
-    bugged = OPERATORS["reasoning.logic_bug"](run, random.Random(0))
-    head, tail = bugged.tool_args["code"].split(EXAMPLES_MARKER)
-    assert tail == run.tool_args["code"].split(EXAMPLES_MARKER)[1]  # the check is kept
-    assert head != run.tool_args["code"].split(EXAMPLES_MARKER)[0]
-    assert bugged.content == run.content
-    history = _episode("pipeline", task).history
-    run_tests = next(s for s in history if s.tool == "run_tests")
-    # the tester never submits (a role the reference tester never plays): no early finish
-    assert OPERATORS["planning.premature_finish"](run_tests.as_action(), random.Random(0)) is None
-    passed = next(
-        s
-        for s in history
-        if s.actor == "tester"
-        and s.kind == "message"
-        and report_passes(s.content)
-        and "passed" in s.content
-    )
-    for mode in ("verification.false_approval", "coordination.ignored_message"):
-        op = OPERATORS[mode]
-        assert op(passed.as_action(), random.Random(0), history[: passed.step]) is None
-    calc = Action("assistant", "Next, add 3 to the running total of 4.", "calculator", {})
-    for mode in ("reasoning.logic_bug", "planning.premature_finish"):
-        assert OPERATORS[mode](calc, random.Random(0)) is None
-
-
-@functools.lru_cache(maxsize=1)
-def _caught_and_missed() -> tuple[tuple[Task, str], tuple[Task, str]]:
-    """(task, buggy draft) whose bug the tester's run of the docstring examples catches in
-    the pipeline (the coder's own try of the first example does not), and one the examples
-    miss but the hidden tests catch."""
-    caught = missed = None
-    for task in TASKS:
-        first = next(s for s in _episode("pipeline", task).history if _first_draft(s))
-        if first.tool_args["code"] != task.answer:  # the coder starts from a buggy draft
-            continue
-        for seed in range(3):
-            bug = mutate_code(task.answer, random.Random(seed))
-            if bug is None or (caught and missed):
-                continue
-            visible = read_run(run_code(program_for(bug, task.examples)), len(task.examples))[0]
-            hidden = passes(bug, _problem(task.source_id))
-            if not visible and caught is None:
-                run = _inject("pipeline", task, _first_draft, _with_code(bug))
-                if any(_fail_report(s) for s in run.history):
-                    caught = task, bug
-            if visible and not hidden and missed is None:
-                missed = task, bug
-    assert caught and missed
-    return caught, missed
-
-
-def _first_draft(step: Step) -> bool:
-    return step.tool == "write_code"
-
-
-def _with_code(code: str) -> Callable[[Action], Action]:
-    return lambda a: Action(a.actor, a.content, a.tool, {"code": code})
-
-
-def _fail_report(step: Step) -> bool:
-    """A tester's report that the draft fails examples."""
-    return (
-        step.actor == "tester"
-        and step.kind == "message"
-        and "passed" in step.content
-        and not report_passes(step.content)
-    )
-
-
-def _inject(
-    system: str,
-    task: Task,
-    pick: Callable[[Step], bool],
-    replacement_of: Callable[[Action], Action],
-) -> Episode:
-    original = _episode(system, task)
-    t = next(s.step for s in original.history if pick(s))
-    replacement = replacement_of(original.history[t].as_action())
-    assert replacement != original.history[t].as_action()
-    env = HumanEvalEnv(task)
-    system_ = make_system(system, "humaneval")
-    result = warm_start(env, system_, original.history, t, replacement, MAX_STEPS)
-    assert result.fidelity.exact
-    return result.episode
-
-
-def test_injected_errors_propagate_or_are_caught() -> None:
-    (task_c, bug_c), (task_m, bug_m) = _caught_and_missed()
-    # a bug the tester's run catches: reviewer sends it back, the coder fixes it (recovery)
-    caught = _inject("pipeline", task_c, _first_draft, _with_code(bug_c))
-    assert caught.verdict.success
-    fail_msg = next(s for s in caught.history if _fail_report(s))
-    back = next(s for s in caught.history if s.step > fail_msg.step and s.actor == "reviewer")
-    assert back.content.startswith("To coder:") and not report_passes(back.content)
-    # the tester now falsely reports the failing run as a pass: the bug is submitted,
-    # unless the reviewer's own re-run request catches it
-    op = OPERATORS["verification.false_approval"]
-    approval = op(fail_msg.as_action(), random.Random(0), caught.history[: fail_msg.step])
-    assert approval is not None and report_passes(approval.content)
-    result = warm_start(
-        HumanEvalEnv(task_c),
-        make_system("pipeline", "humaneval"),
-        caught.history,
-        fail_msg.step,
-        approval,
-        MAX_STEPS,
-    )
-    after = result.episode.history[fail_msg.step + 1 :]
-    assert result.fidelity.exact
-    assert not result.episode.verdict.success or any(_fail_report(s) for s in after)
-    # a bug the examples miss: approved and submitted, the hidden tests fail it
-    missed = _inject("pipeline", task_m, _first_draft, _with_code(bug_m))
-    assert not missed.verdict.success
-    # code_act: the bug in the submitted program fails the task
-    code_act = _inject(
-        "code_act",
-        task_m,
-        lambda s: s.tool == "final_answer",
-        lambda a: Action(a.actor, a.content, a.tool, {"answer": bug_m}),
-    )
-    assert not code_act.verdict.success
-
-
-def test_ignored_feedback_loops_back() -> None:
-    (task, bug), _ = _caught_and_missed()
-    caught = _inject("pipeline", task, _first_draft, _with_code(bug))
-    back = next(
-        s
-        for s in caught.history
-        if s.actor == "reviewer" and s.content.startswith("To coder:") and "passed" in s.content
-    )
-    reply = caught.history[back.step + 1]  # the coder reproduces the failing call
-    assert reply.actor == "coder" and reply.tool == "run_python"
-    op = OPERATORS["coordination.ignored_message"]
-    ignored = op(reply.as_action(), random.Random(0), caught.history[: reply.step])
-    assert ignored.tool is None and ignored.content.startswith("To tester:")
-    result = warm_start(
-        HumanEvalEnv(task),
-        make_system("pipeline", "humaneval"),
-        caught.history,
-        reply.step,
-        ignored,
-        MAX_STEPS,
-    )
-    # the unfixed draft is tested again and sent back again before the fix
-    assert result.fidelity.exact and result.episode.verdict.success
-    after = result.episode.history[reply.step :]
-    assert sum(_fail_report(s) for s in after) >= 1
-    assert sum(_fail_report(s) for s in result.episode.history) > sum(
-        _fail_report(s) for s in caught.history
-    )
-
-
 @pytest.mark.parametrize("system", SYSTEMS)
 def test_slips_at_rate_one_fail_without_crashing(system: str) -> None:
     outcomes = []
@@ -333,68 +165,3 @@ def test_slips_at_rate_one_fail_without_crashing(system: str) -> None:
         outcomes.append(episode.verdict.success)
         assert all(r.slipped != r.original for r in policy.slips)
     assert not all(outcomes)
-
-
-MARKERS = ("inject", "error", "wrong", "mistake", "slip", "oops")
-
-
-def _sound(replaced: Action | None, original: Action, system: str) -> Action:
-    assert replaced is not None and replaced != original and replaced.actor == original.actor
-    assert valid_for_env(replaced, "humaneval", system)
-    assert not any(word in replaced.content.lower() for word in MARKERS)
-    return replaced
-
-
-def test_premature_finish_submits_an_unfinished_body() -> None:
-    early = []
-    for task in TASKS[:10]:
-        history = _episode("code_act", task).history
-        run = next(
-            s
-            for s in history
-            if s.tool == "run_python" and kind_of(s.tool_args["code"]) == "examples"
-        )
-        op = OPERATORS["planning.premature_finish"]
-        finish = op(run.as_action(), random.Random(0), history[: run.step])
-        finish = _sound(finish, run.as_action(), "code_act")
-        assert finish.tool == "final_answer"
-        assert finish.content in {v.format(entry=task.entry_point) for v in SUBMIT_EARLY}
-        answer = finish.tool_args["answer"]
-        assert answer.startswith(task.question.rstrip()) and EXAMPLES_MARKER not in answer
-        assert len(answer) < len(task.answer)
-        ast.parse(answer)  # cut at a statement: it still parses
-        early.append(passes(answer, _problem(task.source_id)))
-        # submitted unfinished, the hidden tests fail it
-        result = _inject("code_act", task, lambda s, r=run: s.step == r.step, lambda a, f=finish: f)
-        assert result.verdict.success == early[-1]
-    assert not any(early)
-    assert truncate_body("x = 1\n", random.Random(0)) is None
-
-
-def test_wrong_tool_argument_copies_the_submitted_program_with_one_slip() -> None:
-    failed = applied = 0
-    for task in TASKS[:12]:
-        history = _episode("pipeline", task).history
-        final = next(s for s in history if s.tool == "final_answer").as_action()
-        replaced = OPERATORS["action.wrong_tool_argument"](final, random.Random(0))
-        if replaced is None:  # e.g. `return len(string)`: no short name, digit or spare line
-            continue
-        applied += 1
-        typo = _sound(replaced, final, "pipeline")
-        assert typo.content == final.content and typo.tool == "final_answer"
-        old, new = final.tool_args["answer"], typo.tool_args["answer"]
-        ast.parse(new)
-        # one small edit, and no word the original does not have
-        diff = list(difflib.ndiff(old.splitlines(), new.splitlines()))
-        assert sum(d.startswith("- ") for d in diff) == 1 >= sum(d.startswith("+ ") for d in diff)
-        assert set(re.findall(r"[a-z]{3,}", new.lower())) <= set(
-            re.findall(r"[a-z]{3,}", old.lower())
-        )
-        result = _inject("pipeline", task, lambda s: s.tool == "final_answer", lambda a, t=typo: t)
-        failed += not result.verdict.success
-    assert applied >= 9 and failed >= applied - 2
-    calc = Action("assistant", "Next, add 3 to the running total of 4.", "calculator", {})
-    answer = Action("assistant", "The answer is 7.", "final_answer", {"answer": "7"})
-    for foreign in (calc, answer):
-        assert HUMANEVAL_OPERATORS["action.wrong_tool_argument"](foreign, random.Random(0)) is None
-        assert HUMANEVAL_OPERATORS["planning.premature_finish"](foreign, random.Random(0)) is None

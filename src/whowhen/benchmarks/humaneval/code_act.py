@@ -1,5 +1,10 @@
 """The code-as-action reference policy for HumanEval: one agent whose actions are
 programs, deciding only from the visible history (see `policies` for the whole story).
+
+Every step states or acts on the key line (`variants`): the plan and every note quote it,
+every program contains it, and each program the agent runs or submits has the key line as
+its most recent step stated it (`steps.believed`), so a wrong line stated anywhere, which
+the docstring examples do not catch, is what the agent submits.
 """
 
 from __future__ import annotations
@@ -55,10 +60,13 @@ from whowhen.benchmarks.humaneval.steps import (
     _probe_summary,
     _reference,
     _run_steps,
+    believed,
     drafts,
     entry_of,
+    fixed_line,
     params_of,
     task_prompt,
+    with_line,
 )
 from whowhen.runtime import Action, Step
 
@@ -76,7 +84,7 @@ class CodeActSystem(ScriptedReact):
         entry, n = entry_of(reference), len(examples)
         mine = [s for s in history if s.actor == "assistant" and s.is_agent_step]
         rounds = edge_rounds(prompt, entry, examples)
-        fields = {"entry": entry, "n": n, "count": n_examples(n)}
+        fields = {"entry": entry, "n": n, "count": n_examples(n), "line": believed(history)}
         if not mine:
             text = say(history, "plan", PLAN, params=params_of(prompt, entry), **fields)
             return Action("assistant", text)
@@ -109,7 +117,8 @@ class CodeActSystem(ScriptedReact):
             return Action("assistant", text)
         if kind == "inspect":  # the failure is understood: the next version
             i = sum(kind_of(_code(s)) == "inspect" for s, _ in runs)
-            version = drafts(history)[min(i, len(drafts(history)) - 1)]
+            versions = drafts(history)
+            version = with_line(versions[min(i, len(versions) - 1)], history, fixed_line(history))
             call = re.search(r"^call:\s+(.+)$", out, re.M)
             text = say(
                 history,
@@ -146,7 +155,8 @@ class CodeActSystem(ScriptedReact):
         previous = kind_of(_code(runs[-2][0])) if len(runs) > 1 else ""
         if ok and previous == "probe":  # the re-run before finishing
             text = say(history, "submit", SUBMIT_RECHECKED, **fields)
-            return Action("assistant", text, "final_answer", {"answer": solution_of(code)})
+            answer = with_line(solution_of(code), history)
+            return Action("assistant", text, "final_answer", {"answer": answer})
         if ok:
             if not n:
                 variants = BARE_NOTE if next_round else PASS_NOTE_LAST
@@ -192,10 +202,10 @@ class CodeActSystem(ScriptedReact):
             return Action("assistant", text, "run_python", {"code": survey_program(examples)})
         if not ex_runs:
             text = say(history, "draft", DRAFT if n else DRAFT_BARE, **fields)
-            code = program_for(drafts(history)[0], examples)
+            code = program_for(with_line(drafts(history)[0], history), examples)
             return Action("assistant", text, "run_python", {"code": code})
         last_step = runs[-1][0]
-        current = solution_of(_code(last_step))
+        current = with_line(solution_of(_code(last_step)), history)
         ok, _, _, bad = read_run(ex_runs[-1][1], n)
         if not ok and kinds[-1] == "examples" and kinds.count("inspect") < 5:
             call, want, _ = first_failure(bad) or (entry, "None", "")

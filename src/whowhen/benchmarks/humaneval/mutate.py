@@ -12,6 +12,7 @@ import ast
 import builtins
 import random
 import re
+from functools import lru_cache
 from typing import Any
 
 _FLIP = {
@@ -37,7 +38,9 @@ Edit = tuple[ast.AST, ast.AST, str]
 (an operator between them), or, with the same node twice, the node's own text."""
 
 
+@lru_cache(maxsize=4)
 def _offsets(source: bytes) -> list[int]:
+    """Byte offset of each line's start (cached: one source gets many candidate edits)."""
     starts = [0]
     for i, byte in enumerate(source):
         if byte == 10:
@@ -79,13 +82,14 @@ def _shift(node: ast.expr, source: str, delta: int) -> str:
     return f"({text}) {'+' if delta > 0 else '-'} 1"
 
 
-def _function_scope(tree: ast.Module) -> list[ast.AST]:
+def _function_scope(tree: ast.Module, loops: bool = False) -> list[ast.AST]:
     """The nodes a coder writes: the entry function's body (the last top-level def) and
-    anything after it. Code with a `while` loop is left alone: a bug there, or in a helper
-    the loop calls, can make the run hang until the time limit instead of failing."""
+    anything after it. Code with a `while` loop is left alone (unless `loops`, for a
+    caller that runs every edit under a time limit): a bug there, or in a helper the loop
+    calls, can make the run hang until the time limit instead of failing."""
     defs = [i for i, n in enumerate(tree.body) if isinstance(n, ast.FunctionDef)]
     scope = tree.body[defs[-1] :] if defs else []
-    if any(isinstance(n, ast.While) for top in scope for n in ast.walk(top)):
+    if not loops and any(isinstance(n, ast.While) for top in scope for n in ast.walk(top)):
         return []
     return [
         node
@@ -95,10 +99,10 @@ def _function_scope(tree: ast.Module) -> list[ast.AST]:
     ]
 
 
-def _edits(tree: ast.Module, source: str) -> dict[str, list[Edit]]:
+def _edits(tree: ast.Module, source: str, loops: bool = False) -> dict[str, list[Edit]]:
     """Candidate logic bugs by kind: flipped comparison, off-by-one, wrong return value."""
     kinds: dict[str, list[Edit]] = {"compare": [], "off_by_one": [], "return": [], "arith": []}
-    nodes = _function_scope(tree)
+    nodes = _function_scope(tree, loops)
     names = sorted(
         {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     )

@@ -10,28 +10,31 @@ from __future__ import annotations
 # --- code as action: phrasings -------------------------------------------------------------
 
 PLAN = (
-    "Task: complete {entry}({params}). The docstring gives {count}. My plan: draft the body, "
-    "run it on the examples, then try a few inputs of my own before I finish.",
-    "{entry} takes {params}. I'll start by reading what the examples expect, write a first "
-    "version, and check it on the {count} and on some edge cases.",
-    "Let me think about {entry} first: it takes {params}, and the docstring shows {count}. "
-    "I will write the function, check it against those, then look at cases the docstring "
-    "skips.",
+    "Task: complete {entry}({params}). The docstring gives {count}, and the crux will be "
+    "a line like `{line}`. My plan: draft the body around it, run it on the examples, then "
+    "try a few inputs of my own before I finish.",
+    "{entry} takes {params}, and its heart is `{line}`. I'll start by reading what the "
+    "examples expect, write a first version, and check it on the {count} and on some edge "
+    "cases.",
+    "Let me think about {entry} first: it takes {params}, and the key step is `{line}`. "
+    "The docstring shows {count}. I will write the function around that line, check it "
+    "against those, then look at cases the docstring skips.",
 )
 SURVEY = (
-    "Before writing {entry}, I'll print the docstring examples and the type of each expected "
-    "value.",
-    "First I want to see the {count} side by side, with the types {entry} must return; "
-    "listing them.",
-    "Listing the examples and their expected types, so I know what {entry} has to produce.",
+    "Before writing {entry} around `{line}`, I'll print the docstring examples and the type "
+    "of each expected value.",
+    "First I want to see the {count} side by side, with the types {entry} must return, to "
+    "be sure `{line}` fits them; listing them.",
+    "Listing the examples and their expected types, so I know what `{line}` in {entry} has "
+    "to produce.",
 )
 SURVEY_NOTE = (
-    "So {entry} returns {types} values, and the longest example call is {call}. Nothing "
-    "unusual in the expected outputs; I can write the body now.",
-    "The expected values are all {types}. That fixes the return type; the example {call} "
-    "is the one to watch, since it has the largest input.",
-    "{count}, all expecting {types}. I'll keep {call} in mind: it is the biggest case "
-    "and the most likely to expose a mistake.",
+    "So {entry} returns {types} values, which `{line}` has to lead to; the longest example "
+    "call is {call}. Nothing unusual in the expected outputs; I can write the body now.",
+    "The expected values are all {types}. That fixes the return type, and `{line}` stays "
+    "the core; the example {call} is the one to watch, since it has the largest input.",
+    "{count}, all expecting {types}, so `{line}` is still the plan. I'll keep {call} in "
+    "mind: it is the biggest case and the most likely to expose a mistake.",
 )
 DRAFT = (
     "Here is my first version of {entry}; I'll run it on the {count}.",
@@ -47,31 +50,35 @@ DRAFT_BARE = (
     "of my own afterwards.",
 )
 PASS_NOTE = (
-    "All {n} examples pass. That covers the cases the docstring shows; I still want to see "
-    "how {entry} handles {next_round}.",
-    "{n}/{n} passed on this run. The examples are fairly typical inputs, though, so next "
-    "I'll try {next_round}.",
-    "Good: every example gives the expected value. Before I finish I'll try {next_round}, "
-    "which the docstring never shows.",
+    "All {n} examples pass with `{line}`. That covers the cases the docstring shows; I "
+    "still want to see how {entry} handles {next_round}.",
+    "{n}/{n} passed on this run, so `{line}` holds up. The examples are fairly typical "
+    "inputs, though, so next I'll try {next_round}.",
+    "Good: every example gives the expected value with `{line}`. Before I finish I'll try "
+    "{next_round}, which the docstring never shows.",
 )
 PASS_NOTE_LAST = (
-    "All {n} examples pass, and I have already tried my own inputs; {entry} looks done.",
-    "{n}/{n} passed. That was the last open point, so {entry} is finished.",
-    "Every example passes now. Nothing is left to check for {entry}.",
+    "All {n} examples pass with `{line}`, and I have already tried my own inputs; {entry} "
+    "looks done.",
+    "{n}/{n} passed. That was the last open point, so {entry} is finished, `{line}` and all.",
+    "Every example passes now with `{line}`. Nothing is left to check for {entry}.",
 )
 BARE_NOTE = (
-    "The program runs without errors. With no examples to compare against, the real check "
-    "is {next_round}.",
-    "It loads and runs cleanly. Next: {next_round}, to see whether {entry} behaves sensibly.",
-    "No errors. Since the docstring gives no examples, I'll judge {entry} on {next_round}.",
+    "The program runs without errors with `{line}`. With no examples to compare against, "
+    "the real check is {next_round}.",
+    "It loads and runs cleanly, `{line}` included. Next: {next_round}, to see whether "
+    "{entry} behaves sensibly.",
+    "No errors from `{line}`. Since the docstring gives no examples, I'll judge {entry} on "
+    "{next_round}.",
 )
 FAIL_NOTE = (
-    "Only {passed}/{n} passed. {call} {got} where the docstring expects {want}; {reason}. "
-    "I'll look at that call on its own.",
-    "{call} is wrong: expected {want}, but it {got_bare} ({passed}/{n} passed). {Reason}. "
-    "Let me print that case in detail.",
-    "The run fails {failed} of {n} examples; the first is {call}, which {got_bare} instead of "
-    "{want}. {Reason}; I'll inspect it before changing anything.",
+    "Only {passed}/{n} passed, though `{line}` looks right. {call} {got} where the "
+    "docstring expects {want}; {reason}. I'll look at that call on its own.",
+    "Still wrong even with `{line}` in place: {call} should give {want}, but it {got_bare} "
+    "({passed}/{n} passed). {Reason}. Let me print that case in detail.",
+    "The run fails {failed} of {n} examples, so something besides `{line}` is off; the "
+    "first is {call}, which {got_bare} instead of {want}. {Reason}; I'll inspect it before "
+    "changing anything.",
 )
 INSPECT = (
     "Printing {call} next to the expected value, with the types of both.",
@@ -91,16 +98,18 @@ PROBE = (
     "Next I'll run {entry} on {words} to see whether anything raises: {calls}.",
 )
 PROBE_NOTE = (
-    "{tried_words} ran cleanly, e.g. {sample}. Those values are what I would expect. {left}",
-    "{sample}; that looks right for such an input, and nothing raised. {left}",
-    "No errors on {words}; for example {sample}. {left}",
+    "{tried_words} ran cleanly with `{line}`, e.g. {sample}. Those values are what I would "
+    "expect. {left}",
+    "Nothing raised, and `{line}` copes: {sample}; that looks right for such an input. {left}",
+    "No errors on {words}, so `{line}` handles them; for example {sample}. {left}",
 )
 PROBE_NOTE_RAISED = (
-    "{bad}. The prompt never passes such an input, so I will not special-case it. {left}",
-    "One case fails loudly: {bad}. The docstring does not define that input, so I leave "
-    "{entry} as it is. {left}",
-    "{raised} of {tried} raised ({bad}); that input lies outside what the prompt promises, so "
-    "no change is needed. {left}",
+    "No change needed: I keep `{line}` as it is. {bad}, but the prompt never passes such an "
+    "input, so I will not special-case it. {left}",
+    "I'll leave it alone: `{line}` is fine. One case fails loudly ({bad}), but the docstring "
+    "does not define that input. {left}",
+    "{raised} of {tried} raised; no change to `{line}` is needed, since that input ({bad}) "
+    "lies outside what the prompt promises. {left}",
 )
 LEFT = ("That leaves {next_round}.", "Next come {next_round}.", "One more round: {next_round}.")
 DONE = (
@@ -133,22 +142,25 @@ SUBMIT_EARLY = (
 # --- pipeline: coder -> tester -> reviewer: phrasings --------------------------------------
 
 CODER_PLAN = (
-    "To tester: I'm taking {entry}({params}). I'll write it from the docstring and hand you a "
-    "draft; the docstring has {count}.",
-    "To tester: Starting on {entry}. It takes {params}; I'll save a draft shortly and ask you "
-    "to run the {count}.",
-    "To tester: Plan for {entry}: implement it from the docstring, try one call myself, then "
-    "hand the draft to you for the {count}.",
+    "To tester: I'm taking {entry}({params}); the core will be `{line}`. I'll write it from "
+    "the docstring and hand you a draft; the docstring has {count}.",
+    "To tester: Starting on {entry}. It takes {params} and hinges on `{line}`; I'll save a "
+    "draft shortly and ask you to run the {count}.",
+    "To tester: Plan for {entry}: implement it from the docstring around `{line}`, try one "
+    "call myself, then hand the draft to you for the {count}.",
 )
 TESTER_PLAN = (
-    "To coder: Noted. Besides the {count}, I will try {calls} once the draft is in.",
-    "To coder: OK. I'll run the {count} first and then a few inputs of my own, e.g. {calls}.",
-    "To coder: Ready when you are. My extra cases for {entry}: {calls}.",
+    "To coder: Noted: `{line}` is the line I'll watch. Besides the {count}, I will try "
+    "{calls} once the draft is in.",
+    "To coder: OK, so the draft hinges on `{line}`. I'll run the {count} first and then a "
+    "few inputs of my own, e.g. {calls}.",
+    "To coder: Ready when you are. With `{line}` in mind, my extra cases for {entry}: {calls}.",
 )
 TESTER_PLAN_BARE = (
-    "To coder: Noted; I'll run the {count} as soon as the draft is saved.",
-    "To coder: OK, send the draft of {entry} over when it is saved and I'll run the {count}.",
-    "To coder: Ready. I'll check the draft of {entry} against the {count}.",
+    "To coder: Noted, the core is `{line}`; I'll run the {count} as soon as the draft is saved.",
+    "To coder: OK, send the draft of {entry} with `{line}` over when it is saved and I'll "
+    "run the {count}.",
+    "To coder: Ready. I'll check the draft of {entry} and its `{line}` against the {count}.",
 )
 WRITE = (
     "Writing {entry} from its docstring and saving the draft.",
@@ -168,17 +180,19 @@ SELF_FIX = (
     "Not right yet: {call} gives {got} instead of {want}. Saving a corrected draft of {entry}.",
 )
 HANDOFF = (
-    "To tester: The draft of {entry} is saved ({lines} lines). {seen}Please run the docstring "
-    "examples.",
-    "To tester: {entry} is ready for testing. {seen}Over to you for the examples.",
-    "To tester: Draft saved. {seen}Can you run the {count} against the draft of {entry}?",
+    "To tester: The draft of {entry} is saved ({lines} lines, built around `{line}`). "
+    "{seen}Please run the docstring examples.",
+    "To tester: {entry} is ready for testing; its core is `{line}`. {seen}Over to you for "
+    "the examples.",
+    "To tester: Draft saved, with `{line}` as the key line. {seen}Can you run the {count} "
+    "against the draft of {entry}?",
 )
 HANDOFF_FIXED = (
-    "To tester: I fixed {entry} and saved a new draft ({lines} lines). {seen}Please run the "
-    "examples again.",
-    "To tester: New draft of {entry} saved; it should now get {call} right. {seen}Please "
-    "rerun the examples.",
-    "To tester: The revised {entry} is in. {seen}Rerun the {count}, please.",
+    "To tester: I fixed {entry} and saved a new draft ({lines} lines, with `{line}`). "
+    "{seen}Please run the examples again.",
+    "To tester: New draft of {entry} saved; with `{line}` it should now get {call} right. "
+    "{seen}Please rerun the examples.",
+    "To tester: The revised {entry} is in, keeping `{line}`. {seen}Rerun the {count}, please.",
 )
 SEEN = ("I tried {call} myself: {out}. ", "On my side {call} gives {out}. ", "{call} -> {out}. ")
 TESTER_RUN = (
@@ -203,17 +217,19 @@ TESTER_PROBE = (
     "Trying {words} on the draft of {entry}: {calls}.",
 )
 PASS_REPORT = (
-    "To reviewer: The draft of {entry} passes the visible examples ({n}/{n} passed).{edges}",
-    "To reviewer: All {n} docstring examples pass on the draft of {entry} ({n}/{n} passed).{edges}",
-    "To reviewer: {entry} looks good on the examples: {n}/{n} passed.{edges}",
+    "To reviewer: The draft of {entry} passes the visible examples with `{line}` "
+    "({n}/{n} passed).{edges}",
+    "To reviewer: All {n} docstring examples pass on the draft of {entry}, whose core is "
+    "`{line}` ({n}/{n} passed).{edges}",
+    "To reviewer: {entry} looks good on the examples: {n}/{n} passed, so `{line}` holds.{edges}",
 )
 CLEAN_REPORT = (
-    "To reviewer: The draft of {entry} runs cleanly; the prompt has no docstring examples to "
-    "check.{edges}",
-    "To reviewer: No docstring examples for {entry}, and the draft loads and runs without "
-    "errors.{edges}",
-    "To reviewer: The draft of {entry} runs without errors (there are no examples to "
-    "compare with).{edges}",
+    "To reviewer: The draft of {entry} runs cleanly with `{line}`; the prompt has no "
+    "docstring examples to check.{edges}",
+    "To reviewer: No docstring examples for {entry}, and the draft with `{line}` loads and "
+    "runs without errors.{edges}",
+    "To reviewer: The draft of {entry} runs without errors, `{line}` included (there are "
+    "no examples to compare with).{edges}",
 )
 EDGES = (
     " I also tried {k} inputs of my own; none raised, e.g. {sample}.",
@@ -227,49 +243,56 @@ EDGES_RAISED = (
     " Extra cases: {k} tried; {bad}, outside what the prompt specifies.",
 )
 CONFIRM = (
-    "To reviewer: Rerun done: still {n}/{n} passed on the draft of {entry}.",
-    "To reviewer: Confirmed, the saved draft of {entry} passes all {n} examples again "
-    "({n}/{n} passed).",
-    "To reviewer: Same result on the rerun: {n}/{n} passed for {entry}.",
+    "To reviewer: Rerun done: still {n}/{n} passed on the draft of {entry} with `{line}`.",
+    "To reviewer: Confirmed, the saved draft of {entry} with `{line}` passes all {n} "
+    "examples again ({n}/{n} passed).",
+    "To reviewer: Same result on the rerun: {n}/{n} passed for {entry} and its `{line}`.",
 )
 FAIL_REPORT = (
-    "To reviewer: The draft of {entry} fails the visible examples ({passed}/{n} passed):"
-    "\n{details}",
-    "To reviewer: {entry} fails {failed} of {n} examples ({passed}/{n} passed):\n{details}",
-    "To reviewer: Not passing yet: the draft of {entry} fails ({passed}/{n} passed):\n{details}",
+    "To reviewer: The draft of {entry} with `{line}` fails the visible examples "
+    "({passed}/{n} passed):\n{details}",
+    "To reviewer: {entry} with `{line}` fails {failed} of {n} examples ({passed}/{n} "
+    "passed):\n{details}",
+    "To reviewer: Not passing yet: the draft of {entry} with `{line}` fails ({passed}/{n} "
+    "passed):\n{details}",
 )
 ASK_RECHECK = (
-    "To tester: Thanks. Before I approve, please rerun the examples on the saved draft of "
-    "{entry} once more; I want the count from the exact code I'll approve.",
-    "To tester: Can you run the examples against the saved draft of {entry} one more time? "
-    "I'd like to be sure the report matches the final draft.",
-    "To tester: Please confirm with a fresh run of the examples on the saved draft of {entry} "
-    "before I sign off.",
+    "To tester: Thanks. Before I approve `{line}`, please rerun the examples on the saved "
+    "draft of {entry} once more; I want the count from the exact code I'll approve.",
+    "To tester: Can you run the examples against the saved draft of {entry}, the one with "
+    "`{line}`, one more time? I'd like to be sure the report matches the final draft.",
+    "To tester: Please confirm with a fresh run of the examples on the saved draft of "
+    "{entry} before I sign off on `{line}`.",
 )
 QUESTION_RAISED = (
-    "To coder: The tester saw that {bad}. Is that acceptable for {entry}?",
-    "To coder: One question: {bad} in the tester's extra cases. Do we need to handle that?",
-    "To coder: Before I approve: {bad}. Intended?",
+    "To coder: About `{line}`: the tester saw that {bad}. Is that acceptable for {entry}?",
+    "To coder: One question on `{line}`: {bad} in the tester's extra cases. Do we need to "
+    "handle that?",
+    "To coder: Before I approve `{line}`: {bad}. Intended?",
 )
 QUESTION_CODE = (
-    "To coder: The draft of {entry} is {lines} lines and {feature}. Is that deliberate?",
-    "To coder: Reading {entry}: it {feature}. Any reason for that choice?",
-    "To coder: Quick question on {entry}: I see it {feature}. Is that what the docstring needs?",
+    "To coder: The draft of {entry} is {lines} lines and {feature}, with `{line}` at its "
+    "core. Is that deliberate?",
+    "To coder: Reading {entry}: the key line is `{line}`, and it {feature}. Any reason for "
+    "that choice?",
+    "To coder: Quick question on `{line}` in {entry}: I see it {feature}. Is that what the "
+    "docstring needs?",
 )
 ANSWER_RAISED = (
-    "To reviewer: Yes. The prompt never passes such an input, and guarding it would change "
-    "nothing the docstring asks for.",
-    "To reviewer: That input is outside the specification in the docstring, so I left it "
-    "unguarded on purpose.",
-    "To reviewer: It's acceptable: the docstring only promises results for the inputs it "
-    "describes.",
+    "To reviewer: Yes, `{line}` stays. The prompt never passes such an input, and guarding "
+    "it would change nothing the docstring asks for.",
+    "To reviewer: That input is outside the specification in the docstring, so I left "
+    "`{line}` unguarded on purpose.",
+    "To reviewer: It's acceptable: `{line}` covers the inputs the docstring describes, and "
+    "it only promises results for those.",
 )
 ANSWER_CODE = (
-    "To reviewer: Yes, deliberate: it follows the docstring directly, and the tester's runs "
-    "cover it.",
-    "To reviewer: It keeps {entry} short and matches what the examples ask for; I'd keep it.",
-    "To reviewer: That is intended. It is the simplest form that fits the docstring, and all "
-    "examples pass with it.",
+    "To reviewer: Yes, deliberate: `{line}` follows the docstring directly, and the "
+    "tester's runs cover it.",
+    "To reviewer: It keeps {entry} short, and `{line}` matches what the examples ask for; "
+    "I'd keep it.",
+    "To reviewer: That is intended. `{line}` is the simplest form that fits the docstring, "
+    "and all examples pass with it.",
 )
 APPROVE = (
     "The tester reports that the draft of {entry} passes; I approve and submit it.",
@@ -277,12 +300,13 @@ APPROVE = (
     "Looks good to me: the tests pass. I submit the draft of {entry}.",
 )
 REJECT = (
-    "To coder: The tester reports that the draft of {entry} fails the visible examples "
-    "({passed}/{n} passed). Please fix it and save a new draft.\n{details}",
-    "To coder: Not yet: {passed}/{n} passed. {call} {got} but should give {want}; {reason}. "
-    "Please fix {entry}.",
-    "To coder: The draft of {entry} fails {failed} of {n} examples ({passed}/{n} passed). "
-    "The first one is {call}: expected {want}, it {got}. Please take another look.",
+    "To coder: The tester reports that the draft of {entry} with `{line}` fails the visible "
+    "examples ({passed}/{n} passed). Please fix it and save a new draft.\n{details}",
+    "To coder: Not yet: {passed}/{n} passed with `{line}`. {call} {got} but should give "
+    "{want}; {reason}. Please fix {entry}.",
+    "To coder: The draft of {entry} with `{line}` fails {failed} of {n} examples "
+    "({passed}/{n} passed). The first one is {call}: expected {want}, it {got}. Please "
+    "take another look.",
 )
 CODER_INSPECT = (
     "Let me reproduce {call} on my draft and compare with {want}.",

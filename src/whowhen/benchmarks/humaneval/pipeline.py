@@ -1,5 +1,14 @@
 """The coder -> tester -> reviewer reference pipeline for HumanEval, deciding only from the
 visible history (see `policies` for the whole story).
+
+Every step states or acts on the key line (`variants`): plans, hand-offs, reports,
+requests, questions and answers quote it, and every program contains it. Whoever writes,
+runs or submits a program writes it with the key line as the most recent step stated it
+(`steps.believed`): the coder saves what it and the others last said, the tester runs its
+own inputs (and, in some tasks, the examples) on the draft as it was last described, and
+the reviewer submits the saved draft with the line its reports confirmed. A wrong line
+stated by any agent, which the docstring examples do not catch, is what the reviewer
+submits.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from whowhen.benchmarks.humaneval.actions import (
     kind_of,
     n_examples,
     probe_program,
+    program_for,
     read_probe,
     read_run,
     say,
@@ -59,17 +69,36 @@ from whowhen.benchmarks.humaneval.steps import (
     _run_steps,
     _to_inspect,
     approval,
+    believed,
     drafts,
     entry_of,
+    fixed_line,
     handoff,
     params_of,
     pass_report,
     report_counts,
     report_passes,
     task_prompt,
+    with_line,
 )
 from whowhen.benchmarks.humaneval.tasks import visible_examples
 from whowhen.runtime import Action, Step
+
+
+def _test_runs(history: Sequence[Step]) -> list[int]:
+    """Indices of the tester's runs of the docstring examples: run_tests on the saved
+    draft, or a program of its own that checks them (the draft as it believes it is)."""
+    return [
+        i
+        for i, s in enumerate(history)
+        if s.actor == "tester"
+        and (s.tool == "run_tests" or (s.tool == "run_python" and kind_of(_code(s)) == "examples"))
+    ]
+
+
+def _fix(history: Sequence[Step], versions: tuple[str, ...], saved: list[Step]) -> str:
+    """The next version the coder saves after a failure, with the key line a fix keeps."""
+    return with_line(versions[min(len(saved), len(versions) - 1)], history, fixed_line(history))
 
 
 class PipelineSystem(ScriptedSystem):
@@ -105,12 +134,12 @@ class PipelineSystem(ScriptedSystem):
         agent = [s for s in history if s.is_agent_step]
         versions = drafts(history)
         saved = [s for s in agent if s.actor == "coder" and s.tool == "write_code"]
-        fields = {"entry": entry, "n": n, "count": n_examples(n)}
+        fields = {"entry": entry, "n": n, "count": n_examples(n), "line": believed(history)}
         if not agent:
             text = say(history, "plan", CODER_PLAN, params=params_of(prompt, entry), **fields)
             return tell("coder", "tester", text[len("To tester: ") :])
         last = agent[-1]
-        version = versions[min(len(saved), len(versions) - 1)]
+        version = with_line(versions[min(len(saved), len(versions) - 1)], history)
         if last.actor == "tester" or not saved:  # the tester's plan: write the first draft
             return Action(
                 "coder", say(history, "write", WRITE, **fields), "write_code", {"code": version}
@@ -120,7 +149,7 @@ class PipelineSystem(ScriptedSystem):
             if first and examples and phrasing.task_chance(history, "selfcheck", 0.7):
                 call = examples[0][0]
                 text = say(history, "selfcheck", SELFCHECK, call=call, **fields)
-                code = probe_program(_code(last), [call])
+                code = probe_program(with_line(_code(last), history), [call])
                 return Action("coder", text, "run_python", {"code": code})
             return handoff(history, entry, fixed=len(saved) > 1)
         if last.actor == "coder" and last.tool == "run_python":
@@ -130,10 +159,10 @@ class PipelineSystem(ScriptedSystem):
                 if todo:  # another failing call of the report: look at it too
                     call, want = todo[0]
                     text = say(history, "inspect", CODER_INSPECT, call=call, want=want, **fields)
-                    code = inspect_program(_code(saved[-1]), call, want)
+                    code = inspect_program(with_line(_code(saved[-1]), history), call, want)
                     return Action("coder", text, "run_python", {"code": code})
                 text = say(history, "fix", CODER_FIX, detail=_inspect_detail(out), **fields)
-                return Action("coder", text, "write_code", {"code": version})
+                return Action("coder", text, "write_code", {"code": _fix(history, versions, saved)})
             _, _, ok, bad = read_probe(out)
             call, want = examples[0]
             shown = ok[0].partition(" -> ")[2] if ok else ""
@@ -150,11 +179,11 @@ class PipelineSystem(ScriptedSystem):
                 reason=contrast(want, shown or "None"),
                 **fields,
             )
-            return Action("coder", text, "write_code", {"code": version})
+            return Action("coder", text, "write_code", {"code": _fix(history, versions, saved)})
         if last.actor == "reviewer" and report_counts(last.content) is not None:  # sent back
             call, want = (_to_inspect(history, examples) or [_failing_call(history, examples)])[0]
             text = say(history, "inspect", CODER_INSPECT, call=call, want=want, **fields)
-            code = inspect_program(_code(saved[-1]), call, want)
+            code = inspect_program(with_line(_code(saved[-1]), history), call, want)
             return Action("coder", text, "run_python", {"code": code})
         if last.actor == "reviewer":  # a question
             raised = "raise" in last.content
@@ -172,7 +201,7 @@ class PipelineSystem(ScriptedSystem):
         entry, n = entry_of(prompt), len(examples)
         agent = [s for s in history if s.is_agent_step]
         last = agent[-1]
-        fields = {"entry": entry, "n": n, "count": n_examples(n)}
+        fields = {"entry": entry, "n": n, "count": n_examples(n), "line": believed(history)}
         rounds = edge_rounds(prompt, entry, examples)
         saved = [s for s in agent if s.tool == "write_code"]
         if last.actor == "coder" and not saved:  # the coder's plan: announce the extra cases
@@ -182,13 +211,16 @@ class PipelineSystem(ScriptedSystem):
             else:
                 text = say(history, "plan", TESTER_PLAN_BARE, **fields)
             return tell("tester", "coder", text[len("To coder: ") :])
+        tests = _test_runs(history)
         if last.tool is None:  # a hand-off or the reviewer's request: run the examples
-            mine = [s for s in agent if s.actor == "tester" and s.tool == "run_tests"]
-            variants = (
-                TESTER_RECHECK if last.actor == "reviewer" else TESTER_RERUN if mine else TESTER_RUN
-            )
-            return Action("tester", say(history, "run", variants, **fields), "run_tests", {})
-        tests = [i for i, s in enumerate(history) if s.actor == "tester" and s.tool == "run_tests"]
+            rerun = TESTER_RERUN if tests else TESTER_RUN
+            variants = TESTER_RECHECK if last.actor == "reviewer" else rerun
+            text = say(history, "run", variants, **fields)
+            if saved and phrasing.task_chance(history, "tester-own-run", 0.3):
+                # this tester runs the examples on the draft typed into run_python
+                code = program_for(with_line(_code(saved[-1]), history), examples)
+                return Action("tester", text, "run_python", {"code": code})
+            return Action("tester", text, "run_tests", {})
         at = tests[-1]
         output = history[at + 1].content if at + 1 < len(history) else ""
         ok, passed, total, bad = read_run(output, n)
@@ -210,8 +242,8 @@ class PipelineSystem(ScriptedSystem):
             text = say(history, "report", CONFIRM, **fields) if n else None
             if text is not None:
                 return tell("tester", "reviewer", text[len("To reviewer: ") :])
-        probes = _run_steps(history[at:], "tester")
-        draft = _code(saved[-1]) if saved else ""
+        probes = [r for r in _run_steps(history[at:], "tester") if kind_of(_code(r[0])) == "probe"]
+        draft = with_line(_code(saved[-1]), history) if saved else ""
         probing = rounds and phrasing.task_chance(history, "tester-probes", 0.85)
         if probing and len(probes) < len(rounds):
             round_, calls = rounds[len(probes)]
@@ -245,6 +277,7 @@ class PipelineSystem(ScriptedSystem):
         agent = [s for s in history if s.is_agent_step]
         reports = [s for s in agent if s.actor == "tester" and addressee(s) == "reviewer"]
         saved = [s for s in agent if s.tool == "write_code"]
+        line = believed(history)
         if not reports:
             return approval(history, entry)
         report = reports[-1]
@@ -266,6 +299,7 @@ class PipelineSystem(ScriptedSystem):
                 want=want,
                 got=_got(got) if got else "returns something else",
                 reason=contrast(want, got),
+                line=line,
             )
             return tell("reviewer", "coder", text[len("To coder: ") :].rstrip())
         since = saved[-1].step if saved else 0
@@ -274,18 +308,26 @@ class PipelineSystem(ScriptedSystem):
         asked_coder = any(addressee(s) == "coder" for s in mine)
         fresh = not asked_tester and not asked_coder and n
         if fresh and phrasing.task_chance(history, "ask-recheck", 0.5):
-            text = say(history, "ask", ASK_RECHECK, entry=entry)
+            text = say(history, "ask", ASK_RECHECK, entry=entry, line=line)
             return tell("reviewer", "tester", text[len("To tester: ") :])
         if not asked_coder and phrasing.task_chance(history, "question", 0.6):
             bad = re.search(r"(\w+\(.*?\) raises \w+)", report.content)
             code = _code(saved[-1]) if saved else ""
             lines = len(solution_of(code).strip().splitlines())
             if bad:
-                text = say(history, "question", QUESTION_RAISED, bad=bad.group(1), entry=entry)
+                text = say(
+                    history, "question", QUESTION_RAISED, bad=bad.group(1), entry=entry, line=line
+                )
             else:
                 feature = _feature(code)
                 text = say(
-                    history, "question", QUESTION_CODE, entry=entry, lines=lines, feature=feature
+                    history,
+                    "question",
+                    QUESTION_CODE,
+                    entry=entry,
+                    lines=lines,
+                    feature=feature,
+                    line=line,
                 )
             return tell("reviewer", "coder", text[len("To coder: ") :])
         return approval(history, entry)

@@ -15,8 +15,9 @@ PROMPTS: dict[str, dict[str, str]] = {
         "tester to run it; when the reviewer sends the draft back, reproduce the failing call "
         "and save a fix; answer the reviewer's questions (`To reviewer: ...`).",
         "tester": "You are the tester: say which extra inputs you will try, run the docstring "
-        "examples with run_tests, try your own inputs with run_python, and report exactly "
-        "which pass or fail to the reviewer (`To reviewer: ...`).",
+        "examples with run_tests (or type the saved draft into run_python with the example "
+        "checks), try your own inputs with run_python, and report exactly which pass or "
+        "fail to the reviewer (`To reviewer: ...`).",
         "reviewer": "You are the reviewer: if the tester reports that every example passes, "
         "you may ask for a re-run (`To tester: ...`) or question the coder (`To coder: ...`), "
         "then submit the last draft with final_answer; otherwise send it back with the "

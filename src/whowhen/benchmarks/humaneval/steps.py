@@ -31,9 +31,12 @@ from whowhen.benchmarks.humaneval.phrases import (
     SUBMIT_EARLY,
 )
 from whowhen.benchmarks.humaneval.tasks import draft_flaws, reference_solution, visible_examples
+from whowhen.benchmarks.humaneval.variants import KeyLine, key_line, passes_examples
 from whowhen.runtime import Action, Step
 
 _PROMPT = re.compile(r"```python\n(.*)\n```", re.S)
+_QUOTE = re.compile(r"`([^`\n]+)`")
+CODE_TOOLS = ("write_code", "run_python", "final_answer")
 
 
 def task_prompt(history: Sequence[Step]) -> str:
@@ -65,11 +68,78 @@ def _reference(history: Sequence[Step]) -> tuple[str, Examples]:
 
 def drafts(history: Sequence[Step]) -> tuple[str, ...]:
     """The versions the coder writes in turn: 0-5 buggy drafts (a per-task draw), then
-    the reference. The last one is repeated for any further rewrite."""
+    the reference. The last one is repeated for any further rewrite. A buggy draft never
+    changes the key line (its bug is elsewhere), so writing a version with the believed
+    key line (`with_line`) keeps its bug, and the fix keeps the believed line."""
     reference, _ = _reference(history)
+    key = key_of(history)
     u = phrasing.draw(history, "flawed-drafts", at=-1)
     k = sum(u >= p for p in (0.5, 0.78, 0.9, 0.95, 0.975))
-    return (*draft_flaws(task_prompt(history))[:k], reference)
+    flaws = [f for f in draft_flaws(task_prompt(history)) if _line_at(f, key) == key.text]
+    return (*flaws[:k], reference)
+
+
+# --- the key line: what every step states, and what later steps take from it ------------
+
+
+def key_of(history: Sequence[Step]) -> KeyLine:
+    """The task's key line (see `variants`): the line of the solution every step states."""
+    key = key_line(task_prompt(history))
+    if key is None:
+        raise ValueError("the prompt is not a known HumanEval problem")
+    return key
+
+
+def _line_at(code: str, key: KeyLine) -> str | None:
+    """The key line as a program has it (stripped); None when the program's lines do not
+    line up with the reference's (a cut or a different program)."""
+    lines = code.rstrip().splitlines()
+    return lines[key.index].strip() if len(lines) == key.n_lines else None
+
+
+def quoted(text: str) -> str | None:
+    """The code line a text quotes (`...`), if any: how a message or note states it."""
+    m = _QUOTE.search(text)
+    return m.group(1) if m else None
+
+
+def stated(step: Step, key: KeyLine) -> str | None:
+    """The key line as one agent step states it: the line in the program it writes, runs
+    or submits, else the line its text quotes; None if it states none."""
+    if step.tool in CODE_TOOLS and "def " in _code(step):
+        return _line_at(solution_of(_code(step)), key)
+    return quoted(step.content)
+
+
+def believed(history: Sequence[Step]) -> str:
+    """The key line as the most recent agent step that states it has it (any agent: what
+    was said or written last is what the team works with); the reference's line before
+    any step states one."""
+    key = key_of(history)
+    for step in reversed(history):
+        if step.is_agent_step and (line := stated(step, key)) is not None:
+            return line
+    return key.text
+
+
+def fixed_line(history: Sequence[Step]) -> str:
+    """The key line a fix writes after a failing run: the believed one if the docstring
+    examples cannot show it wrong, else the reference's (the programmer repairs what the
+    failing examples point at, whatever step got it wrong)."""
+    line = believed(history)
+    return line if passes_examples(task_prompt(history), line) else key_of(history).text
+
+
+def with_line(solution: str, history: Sequence[Step], line: str | None = None) -> str:
+    """A solution with its key line as believed (or `line`), at the indentation it has;
+    unchanged when its lines do not line up with the reference's."""
+    key = key_of(history)
+    lines = solution.rstrip().splitlines()
+    if len(lines) != key.n_lines:
+        return solution
+    old = lines[key.index]
+    lines[key.index] = old[: len(old) - len(old.lstrip())] + (line or believed(history))
+    return "\n".join(lines) + "\n"
 
 
 def _calls(calls: Sequence[str]) -> str:
@@ -176,15 +246,16 @@ def _feature(code: str) -> str:
 def pass_report(history: Sequence[Step], entry: str, n: int, edges: str = "") -> Action:
     """The tester's report that the draft passes (with what its own inputs showed)."""
     variants = PASS_REPORT if n else CLEAN_REPORT
-    text = say(history, "report", variants, entry=entry, n=n, edges=edges)
+    text = say(history, "report", variants, entry=entry, n=n, edges=edges, line=believed(history))
     return tell("tester", "reviewer", text[len("To reviewer: ") :])
 
 
 def approval(history: Sequence[Step], entry: str) -> Action:
-    """The reviewer's approval: it submits the last saved draft (an empty answer, which
-    submits the saved draft too, when no draft is in the history)."""
+    """The reviewer's approval: it submits the last saved draft, written out with the key
+    line as the team last stated it (an empty answer, which submits the saved draft too,
+    when no draft is in the history)."""
     saved = [s for s in history if s.tool == "write_code"]
-    code = _code(saved[-1]) if saved else ""
+    code = with_line(_code(saved[-1]), history) if saved else ""
     text = say(history, "approve", APPROVE, entry=entry)
     return Action("reviewer", text, "final_answer", {"answer": code})
 
@@ -204,6 +275,7 @@ def handoff(history: Sequence[Step], entry: str, fixed: bool = False) -> Action:
             call, _, out = ok[0].partition(" -> ")
             seen = say(history, "seen", SEEN, call=call, out=out)
     fields = {"entry": entry, "lines": lines, "seen": seen, "count": n_examples(len(examples))}
+    fields["line"] = believed(history)
     call = examples[0][0] if examples else entry
     text = say(history, "handoff", HANDOFF_FIXED if fixed else HANDOFF, call=call, **fields)
     return tell("coder", "tester", text[len("To tester: ") :])
