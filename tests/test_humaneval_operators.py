@@ -10,6 +10,8 @@ import functools
 import random
 import re
 
+import pytest
+
 from whowhen.benchmarks.humaneval.actions import kind_of, program_for, read_run
 from whowhen.benchmarks.humaneval.env import HumanEvalEnv, passes, run_code
 from whowhen.benchmarks.humaneval.operators import OPERATORS
@@ -254,3 +256,23 @@ def test_wrong_tool_argument_miscopies_the_key_line_of_the_submission() -> None:
         assert not _inject("pipeline", task, t, typo).verdict.success
         applied += 1
     assert applied >= 2
+
+
+def test_shipped_verdicts_match_every_problems_edits() -> None:
+    """The shipped verdicts are current: each problem's fingerprint (its candidate edits,
+    examples and tests) matches, so no process recomputes them."""
+    from whowhen.benchmarks.humaneval.tasks import problems
+    from whowhen.benchmarks.humaneval.variants import _shipped, candidates, fingerprint
+
+    shipped = _shipped()
+    with_edits = [p for p in problems() if candidates(p)]
+    assert len(with_edits) == len(shipped) > 150
+    assert all(shipped[p.source_id]["fingerprint"] == fingerprint(p) for p in with_edits)
+
+
+@pytest.mark.slow
+def test_shipped_verdicts_are_what_the_sandbox_computes(tmp_path) -> None:
+    from whowhen.benchmarks.humaneval.variants import VERDICTS, write_verdicts
+
+    write_verdicts(tmp_path / "verdicts.json")
+    assert (tmp_path / "verdicts.json").read_text() == VERDICTS.read_text()

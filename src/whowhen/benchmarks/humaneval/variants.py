@@ -24,11 +24,13 @@ variants, so no key-line operator applies there.
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 from whowhen.benchmarks.humaneval import mutate
 from whowhen.benchmarks.humaneval.actions import program_for, read_run
@@ -38,6 +40,7 @@ from whowhen.benchmarks.humaneval.tasks import (
     Problem,
     _by_prompt,
     _valid_examples,
+    problems,
 )
 from whowhen.sandbox import Limits
 from whowhen.sandbox import run_python as sandboxed
@@ -265,13 +268,45 @@ print(json.dumps(results))
 """
 
 
+VERDICTS = Path(__file__).with_name("verdicts.json")
+"""The verdicts of every problem's candidate edits, computed once (`python -c "from
+whowhen.benchmarks.humaneval.variants import write_verdicts; write_verdicts()"`, 30 s) and
+shipped: each process that plays HumanEval would otherwise spend a sandbox run per problem
+on them (16 s for 60 problems). A problem whose edits, examples or tests changed since is
+computed again (its fingerprint no longer matches)."""
+
+
+def fingerprint(problem: Problem) -> str:
+    """What the verdicts depend on: the candidate edits, the examples and the tests."""
+    parts = [candidates(problem), _valid_examples()[problem.source_id], problem.test]
+    return hashlib.sha256(json.dumps(parts, default=list).encode()).hexdigest()[:16]
+
+
+@cache
+def _shipped() -> dict[str, dict]:
+    try:
+        return json.loads(VERDICTS.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+
+
 @cache
 def _verdicts(problem: Problem) -> tuple[str | None, ...]:
     """Per candidate edit of a problem: 'subtle' (the visible examples pass, the hidden
     tests fail), 'caught' (an example fails), 'same' (the hidden tests pass too) or None
-    (an error, or over 1 s of CPU time: a timer on CPU time, not wall time, so the verdicts
-    do not depend on the load of the machine). One sandbox run per problem, when a policy
-    first meets it (a whole-dataset run would cost every process all 164)."""
+    (an error, or over 1 s of CPU time). The shipped verdicts where their fingerprint
+    matches the problem's edits, else one sandbox run (`run_verdicts`)."""
+    if not candidates(problem):
+        return ()
+    stored = _shipped().get(problem.source_id)
+    if stored and stored["fingerprint"] == fingerprint(problem):
+        return tuple(stored["verdicts"])
+    return run_verdicts(problem)
+
+
+def run_verdicts(problem: Problem) -> tuple[str | None, ...]:
+    """The verdicts computed in one sandbox run, on a timer of CPU time, not wall time, so
+    they do not depend on the load of the machine."""
     found = candidates(problem)
     if not found:
         return ()
@@ -289,6 +324,18 @@ def _verdicts(problem: Problem) -> tuple[str | None, ...]:
     if not result.ok:  # over the sandbox's limits: no verdicts, so no variants
         return (None,) * len(found)
     return tuple(json.loads(result.stdout)[problem.source_id])
+
+
+def write_verdicts(path: Path = VERDICTS) -> int:
+    """Compute and write every problem's verdicts; the number of problems written."""
+    out = {}
+    for problem in problems():
+        if candidates(problem):
+            verdicts = run_verdicts(problem)
+            out[problem.source_id] = {"fingerprint": fingerprint(problem), "verdicts": verdicts}
+    lines = [f"{json.dumps(k)}: {json.dumps(v, sort_keys=True)}" for k, v in sorted(out.items())]
+    path.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")
+    return len(out)
 
 
 def _fallback(problem: Problem) -> int:
