@@ -5,7 +5,12 @@ from collections.abc import Sequence
 
 import pytest
 
-from whowhen.benchmarks.arithmetic.actions import parse_calc, parse_proposal, progress
+from whowhen.benchmarks.arithmetic.actions import (
+    calc_action,
+    parse_calc,
+    parse_proposal,
+    progress,
+)
 from whowhen.benchmarks.arithmetic.env import ArithmeticEnv, normalize_answer
 from whowhen.benchmarks.arithmetic.operators import OPERATORS as ARITHMETIC_OPERATORS
 from whowhen.benchmarks.arithmetic.operators import premature_finish
@@ -97,6 +102,12 @@ FOREIGN = (
 )
 
 
+def _own(mode: str) -> tuple:
+    """This package's operators of `mode` (a table value is one operator or a tuple)."""
+    ops = ARITHMETIC_OPERATORS[mode]
+    return ops if isinstance(ops, tuple) else (ops,)
+
+
 def _sound(replaced: Action, original: Action, system: str) -> None:
     assert replaced is not None and replaced != original
     assert replaced.actor == original.actor
@@ -111,10 +122,15 @@ def _episode(system: str, index: int = 0) -> tuple[Task, Episode]:
 
 
 def _recovered(index: int = 0) -> tuple[Task, Episode]:
-    """A solver-verifier run where a wrong operator was caught and redone."""
+    """A solver-verifier run where a wrong operator was caught and redone: the reference
+    run itself when the solver's first attempt slipped up there, else one made so."""
     task, original = _episode("solver_verifier", index)
+    if any(s.content.startswith("Check failed") for s in original.history):
+        assert original.verdict.success
+        return task, original
     first = next(s for s in original.history if parse_calc(s))
-    swapped = OPERATORS["reasoning.wrong_operator"](first.as_action(), random.Random(0))
+    op, a, n, _ = parse_calc(first)  # the solver's operator confused (no operator does it)
+    swapped = calc_action("solver", {"add": "sub"}.get(op, "add"), a, n)
     system = make_system("solver_verifier", "arithmetic")
     result = warm_start(
         ArithmeticEnv(task), system, original.history, first.step, swapped, MAX_STEPS
@@ -153,7 +169,8 @@ def test_planning_operators_on_react_steps(mode: str) -> None:
         assert replaced.tool == "calculator" and parse_calc(replaced) is not None
     assert not _replay(task, "react", episode.history, step.step, replaced)
     for foreign in FOREIGN:  # this module's operator (the registry's also tries others')
-        assert ARITHMETIC_OPERATORS[mode](foreign, random.Random(0), episode.history[:1]) is None
+        for own in _own(mode):
+            assert own(foreign, random.Random(0), episode.history[:1]) is None
 
 
 def test_premature_finish_needs_one_operation_done_and_a_single_agent() -> None:
@@ -163,13 +180,13 @@ def test_premature_finish_needs_one_operation_done_and_a_single_agent() -> None:
     _, sv = _episode("solver_verifier")  # the verifier counts the solver's calculations
     second = [s for s in sv.history if parse_calc(s)][1]
     for mode in ("planning.premature_finish", "planning.wrong_subgoal"):
-        op = ARITHMETIC_OPERATORS[mode]
-        assert op(second.as_action(), random.Random(0), sv.history[: second.step]) is None
+        for op in _own(mode):
+            assert op(second.as_action(), random.Random(0), sv.history[: second.step]) is None
 
 
 def test_distorted_handoff_miscopies_the_proposal() -> None:
     task, episode = _episode("solver_verifier")
-    step = next(s for s in episode.history if "Proposed answer" in s.content)
+    step = [s for s in episode.history if "Proposed answer" in s.content][-1]  # approved
     op = OPERATORS["coordination.distorted_handoff"]
     replaced = op(step.as_action(), random.Random(0), episode.history[: step.step])
     _sound(replaced, step.as_action(), "solver_verifier")
@@ -177,8 +194,8 @@ def test_distorted_handoff_miscopies_the_proposal() -> None:
     assert (n, style) == (n2, style2) and total != total2  # same wording, another number
     assert not _replay(task, "solver_verifier", episode.history, step.step, replaced)
     for foreign in FOREIGN:
-        own = ARITHMETIC_OPERATORS["coordination.distorted_handoff"]
-        assert own(foreign, random.Random(0), episode.history[:1]) is None
+        for own in _own("coordination.distorted_handoff"):
+            assert own(foreign, random.Random(0), episode.history[:1]) is None
 
 
 def test_false_approval_and_ignored_message_after_a_rejection() -> None:
@@ -200,4 +217,5 @@ def test_false_approval_and_ignored_message_after_a_rejection() -> None:
     assert ignore(proposals[0].as_action(), random.Random(0), history[: proposals[0].step]) is None
     for foreign in FOREIGN:
         for mode in ("verification.false_approval", "coordination.ignored_message"):
-            assert ARITHMETIC_OPERATORS[mode](foreign, random.Random(0), history[:1]) is None
+            for own in _own(mode):
+                assert own(foreign, random.Random(0), history[:1]) is None

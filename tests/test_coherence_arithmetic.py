@@ -36,6 +36,7 @@ _ANSWER_WORDS = re.compile(r"(?:the answer is|final answer:)\s*(\S+?)\.?$", re.I
 _PROPOSED = re.compile(rf"Proposed answer: ({_NUM})\.$")
 _LAST_RESULT = re.compile(rf"last result is ({_NUM})")
 _LITERAL = re.compile(rf"({_NUM}) ([-+*/x]) ({_NUM})")
+_REQUEST = re.compile(r"\b(?:please|re-run it)\b", re.I)
 _CLAIM = re.compile(rf"(?:give back|returns|ought to be) ({_NUM})")
 _EXPRESSION = re.compile(rf"^\s*({_NUM})\s*([-+*/])\s*({_NUM})\s*$")
 _PROGRAM = re.compile(rf"^print\(\s*({_NUM})\s*(\+|-|\*|//|/)\s*({_NUM})\s*\)$")
@@ -103,6 +104,8 @@ def contradiction(step: Action | Step) -> str | None:
             return f"the text's answer {answer.group(1)}, the call sends {args.get('answer')}"
         return None
     if literal is not None:  # a calculation quoted in the text: the one the call makes
+        if tool is None and step.actor == "verifier" and _REQUEST.search(text):
+            return None  # a calculation the verifier asks the solver to make: no call here
         if tool != "calculator":
             return f"the text quotes {literal.group(0)}, the step calls {tool or 'no tool'}"
         expression = str(args.get("expression", ""))
@@ -186,6 +189,9 @@ def _code(text: str, code: str) -> Action:
             "solver", "All 4 operations are done and the last result is 62. Proposed answer: 26."
         ),
         Action("verifier", "Final answer: 62."),
+        Action("solver", "Please recompute step 3, 45 + 12, once more before continuing."),
+        _calc("Let me try 37 x 3 on the calculator.", "73 x 3"),
+        _code("Sanity check in code: going back from 96 must give 84.", "total = 69\nprint(57)"),
         _code("Let me assert that the last step can be reversed to 17.", "assert 30 - 12 == 18"),
     ],
 )
@@ -212,6 +218,13 @@ def test_the_check_flags_a_contradictory_step(step: Action) -> None:
         _calc("Checking by undoing the last step: 69 - 12 should give back 57.", "69 - 12"),
         _calc("Let me try 37 x 3 on the calculator.", "37 x 3"),
         Action("assistant", "The total went up to 62 because Ava gained apples; two to go."),
+        Action("verifier", "Please recompute step 3, 45 + 12, once more before continuing."),
+        Action("verifier", "Looks right up to here (4 calculations checked). Continue from 57."),
+        Action("solver", "I redid calculation 4 and got 57; I go on from there."),
+        _code(
+            "Sanity check in code: going back from 96 must give 84.",
+            "total = 96\nprevious = total - 12\nassert previous == 84, previous\nprint(previous)",
+        ),
         Action(
             "solver", "All 4 operations are done and the last result is 62. Proposed answer: 62."
         ),

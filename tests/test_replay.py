@@ -275,4 +275,6 @@ def test_injection_follows_the_natural_mode_mix() -> None:
         calc = plan.filter(pl.col("action_type") == "calculator")
         return (calc["mode"] == "reasoning.wrong_operator").mean()
 
-    assert share(heavy) > 0.9 and share(uniform) < 0.6
+    # calculator steps include re-checks, undo checks and retries, where wrong_operator does
+    # not apply: the weight moves the draws at the operation steps, not at those
+    assert share(heavy) > 0.6 and share(uniform) < 0.3

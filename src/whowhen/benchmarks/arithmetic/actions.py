@@ -17,11 +17,16 @@ from whowhen.benchmarks.arithmetic.phrases import (
     _CHECK_STARTS,
     _NUM,
     _PATTERNS,
+    _PLANS,
     _PROPOSAL_RES,
     _STYLES,
     _TEMPLATES,
     PROPOSALS,
+    REDO_RE,
     REJECTION_RE,
+    STATEMENTS,
+    UNDO,
+    _words,
 )
 from whowhen.benchmarks.arithmetic.tasks import OPS, SYMBOL_TO_OP, parse_problem, parse_story
 from whowhen.runtime import Action, Step
@@ -104,6 +109,16 @@ def answer_action(actor: str, answer: str, history: Sequence[Step]) -> Action:
     return Action(actor, text, "final_answer", {"answer": answer})
 
 
+def plan_action(history: Sequence[Step], actor: str) -> Action:
+    """A lone agent's plan: it names the start, which the first operation works from."""
+    start, ops = _problem(history)
+    name, item = parse_story(_task_text(history))
+    text = phrasing.phrase(
+        history, "arith.plan", _PLANS, name=name, item=item, start=start, k=_words(len(ops))
+    )
+    return Action(actor, text)
+
+
 def approval_action(answer: str, k: int, history: Sequence[Step]) -> Action:
     """The verifier's approval, worded by the draw at this step."""
     text = phrasing.phrase(history, "arith.approve", _APPROVALS, answer=answer, k=k)
@@ -144,20 +159,78 @@ def _output(history: Sequence[Step], step: Step) -> str | None:
 def progress(
     history: Sequence[Step], actor: str, since: int = 0, tool: str = "calculator"
 ) -> Progress:
-    """The operation steps `actor` made after index `since` (calculator or code steps)."""
+    """The operation steps `actor` made after index `since` (calculator or code steps), and
+    the running total as the agents last stated it there (`belief`): what the next step
+    works from. `previous` is the total the last operation step said it started from."""
     start, _ = _problem(history)
     read = parse_calc if tool == "calculator" else parse_code
     steps, outputs = [], []
     for i in range(since, len(history)):
         s = history[i]
-        if s.actor == actor and s.tool == tool and read(s) is not None:
+        parsed = read(s) if s.actor == actor and s.tool == tool else None
+        if parsed is not None:
             steps.append(s)
             out = history[i + 1] if i + 1 < len(history) else None
             outputs.append(
                 out.content.strip() if out is not None and out.kind == "observation" else ""
             )
-    totals = [str(start), *[o for o in outputs if o]]
-    return Progress(steps, outputs, totals[-1], totals[-2] if len(totals) > 1 else totals[-1])
+    last = read(steps[-1]) if steps else None
+    previous = last[1] if last is not None else str(start)
+    return Progress(steps, outputs, belief(history, since), previous)
+
+
+# --- the belief: the running total the last statement gave -----------------------------
+
+_CODE_TOTAL = re.compile(rf"^total = ({_NUM})\n")
+_RETRY_EXPR = re.compile(rf"^({_NUM}) x ({_NUM})$")
+
+
+def _number(text: str | None) -> str | None:
+    return text if text is not None and re.fullmatch(_NUM, text) else None
+
+
+def stated_total(history: Sequence[Step], index: int) -> str | None:
+    """The running total that the agent step at `index` states, or None when it states
+    none: a calculation's or re-check's printed result (the agent reads it), the total an
+    undo check or a test program starts from, the total a retry is typed on, and the total
+    a message names (a plan's start, a note, a check-in, an acknowledgement, a proposal)."""
+    step = history[index]
+    nxt = history[index + 1] if index + 1 < len(history) else None
+    out = nxt.content.strip() if nxt is not None and nxt.kind == "observation" else None
+    args = step.tool_args or {}
+    if step.tool == "calculator":
+        expr = str(args.get("expression", "")).strip()
+        retry = _RETRY_EXPR.match(expr)
+        if retry:
+            return retry.group(1)
+        undo = _EXPR.match(expr) if UNDO.read(step.content) else None
+        return undo.group(1) if undo else _number(out)
+    if step.tool == "run_python":
+        if parse_code(step) is not None:
+            return _number(out)
+        check = _CODE_TOTAL.match(str(args.get("code", "")))
+        return check.group(1) if check else None
+    if step.tool is None:
+        redo = REDO_RE.match(step.content)
+        if redo:
+            return redo.group("a")
+        for form, field in STATEMENTS:
+            fields = form.fields(step.content)
+            if fields is not None:
+                return fields[field]
+    return None
+
+
+def belief(history: Sequence[Step], since: int = 0) -> str:
+    """The running total as the agents last stated it after index `since` (the problem's
+    start when none did): later steps work from what an agent said, so a wrong number
+    said anywhere is carried to the answer."""
+    for i in range(len(history) - 1, max(since, 1) - 1, -1):
+        if history[i].is_agent_step:
+            total = stated_total(history, i)
+            if total is not None:
+                return total
+    return str(_problem(history)[0])
 
 
 def _last_agent(history: Sequence[Step], actor: str | None = None) -> Step | None:
@@ -165,6 +238,13 @@ def _last_agent(history: Sequence[Step], actor: str | None = None) -> Step | Non
         if s.is_agent_step and (actor is None or s.actor == actor):
             return s
     return None
+
+
+def redo_offset(history: Sequence[Step], since: int) -> int:
+    """How many calculations stand before the restart at `since`: a rejection of
+    calculation i keeps the i - 1 before it; a rejection of the count keeps none."""
+    redo = REDO_RE.match(history[since].content) if since else None
+    return int(redo.group("i")) - 1 if redo else 0
 
 
 def restart_point(history: Sequence[Step]) -> int:

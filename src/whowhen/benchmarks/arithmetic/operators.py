@@ -30,6 +30,11 @@ from whowhen.benchmarks.arithmetic.actions import (
     step_style,
 )
 from whowhen.benchmarks.arithmetic.phrases import REJECTION_RE
+from whowhen.benchmarks.arithmetic.restatements import (
+    distorted_total,
+    misread_total,
+    mistyped_check,
+)
 from whowhen.benchmarks.arithmetic.tasks import parse_problem
 from whowhen.benchmarks.base import Operator, covers
 from whowhen.injection.slips import typo
@@ -218,13 +223,21 @@ def _as_code(mode: str) -> Callable[[Action, random.Random], Action | None]:
 
 OPERATORS: dict[str, Operator | tuple[Operator, ...]] = {
     **{mode: (op, _as_code(mode)) for mode, op in _CALCULATOR.items()},
+    "action.wrong_tool_argument": (
+        wrong_tool_argument,
+        _as_code("action.wrong_tool_argument"),
+        mistyped_check,
+    ),
+    "perception.misread_value": misread_total,
     "planning.premature_finish": premature_finish,
     "planning.wrong_subgoal": wrong_subgoal,
-    "coordination.distorted_handoff": distorted_handoff,
+    "coordination.distorted_handoff": (distorted_handoff, distorted_total),
     "verification.false_approval": false_approval,
     "coordination.ignored_message": ignored_message,
 }
 """Taxonomy mode -> operator(s) for the arithmetic steps: the calculator operators, on
 calculator steps and, read back as a calculation, on code-as-action steps
-(`print(<total> <op> <n>)`); and the planning, hand-off and verification slips of these
-policies."""
+(`print(<total> <op> <n>)`); the planning, hand-off and verification slips of these
+policies; and (`restatements`) a wrong running total stated or typed at every other kind
+of step: misread in a lone agent's plans, notes, recaps and answers, passed on wrongly
+between solver and verifier, mistyped in re-checks, retries and test programs."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from whowhen.agents.phrasing import Form
+
 _NUM = r"-?\d+(?:\.\d+)?"
 
 _TEMPLATES: dict[str, tuple[str, ...]] = {
@@ -156,9 +158,9 @@ _RETRIES = (
     "I enter {a} x {n}.",
 )
 _RETRY_NOTES = (
-    "The calculator does not take x for multiplication; I will use * instead.",
-    "That failed because x is not an operator here. Retrying with *.",
-    "Wrong symbol: the tool wants *, not x.",
+    "The calculator does not take x for multiplication; I will use * on {a} instead.",
+    "That failed because x is not an operator here. Retrying with * on {a}.",
+    "Wrong symbol: the tool wants *, not x. The total is still {a}.",
 )
 _RECAPS = (
     "Recap: {name} started with {start} {item}; after {k} operations the running total is {total}.",
@@ -188,31 +190,33 @@ _CHECKIN_RE = re.compile(
     r"|Partial result for review: the first (?P<c>\d+) operations)"
 )
 _REPORTS = (
-    "Re-checked: the calculation gives {total} again, so the running total stands.",
-    "I redid it and got {total} once more; no change.",
-    "The re-check confirms {total}.",
+    "Re-checked: calculation {calc} gives {total}, so that is the running total.",
+    "I redid calculation {calc} and got {total}; I go on from there.",
+    "The re-check of calculation {calc} gives {total}.",
 )
-_REPORT_RE = re.compile(r"^(?:Re-checked:|I redid it and got|The re-check confirms)")
+_REPORT_RE = re.compile(
+    r"^(?:Re-checked: calculation|I redid calculation|The re-check of calculation)"
+)
 _ACKS = (
-    "Confirmed so far: the first {k} calculations use the operations the problem asks for. Go on.",
-    "Looks right up to here ({k} calculations checked). Continue.",
+    "Confirmed so far: the first {k} calculations use the operations the problem asks for. "
+    "Go on from {total}.",
+    "Looks right up to here ({k} calculations checked). Continue from {total}.",
     "The {k} calculations match the problem's sentences. Carry on from {total}.",
 )
 _RECHECK_ASKS = (
-    "Before you go on, please re-check calculation {i}: I want that number confirmed.",
-    "Calculation {i} deserves a second look; re-run it and tell me what you get.",
-    "Please recompute step {i} once more before continuing.",
+    "Before you go on, please re-check calculation {calc}, {expr}: I want that number confirmed.",
+    "Calculation {calc} ({expr}) deserves a second look; re-run it and tell me what you get.",
+    "Please recompute step {calc}, {expr}, once more before continuing.",
 )
 _RECHECK_ASK_RE = re.compile(
-    r"^(?:Before you go on, please re-check calculation (\d+)|Calculation (\d+) deserves"
-    r"|Please recompute step (\d+))"
+    r"^(?:Before you go on, please re-check calculation (\d+)|Calculation (\d+) \(|"
+    r"Please recompute step (\d+))"
 )
 
-
 _SELF_CHECK_NOTES = (
-    "My spot check gives {value} as well. Confirmed so far; go on.",
-    "Same value, {value}. The work up to here holds; continue.",
-    "{value} again, matching your result. Carry on.",
+    "My spot check gives {value}; carry on from {value}.",
+    "I get {value} for that step. Continue from {value}.",
+    "{value} by my calculation. Go on from there.",
 )
 _COUNT_REJECTS = (
     "Check failed: the problem has {k} operations but I count {c} calculations. Please redo "
@@ -224,12 +228,17 @@ _COUNT_REJECTS = (
 )
 _OP_REJECTS = (
     "Check failed at calculation {i}: the problem asks to {verb} {n}, but the calculation "
-    "uses '{used}'. Please redo the calculation from the start.",
+    "uses '{used}'. Please redo it and go on from there, starting again from {a}.",
     "Check failed at calculation {i}: the problem says {verb} {n}; the calculation uses "
-    "'{used}' instead. Please start over.",
+    "'{used}' instead. Please redo from that step, starting again from {a}.",
     "Check failed at calculation {i}: the problem wants '{sym}' here ({verb} {n}), not "
-    "'{used}'. Redo from the beginning, please.",
+    "'{used}'. Redo it and what follows, starting again from {a}.",
 )
+REDO_RE = re.compile(
+    rf"^Check failed at calculation (?P<i>\d+): .*starting again from (?P<a>{_NUM})\.$"
+)
+"""A rejection of one calculation: the solver redoes the work from it, on the total the
+verifier names (the one that calculation started from)."""
 REJECTION_RE = re.compile(r"^Check failed(?: at calculation \d+)?: the problem ")
 
 
@@ -251,3 +260,62 @@ _CODE_RECAPS = (
     "Every sentence of the problem has a program now; the last one printed {total}.",
     "Summing up the runs: start {start}, {k} operations, final output {total}.",
 )
+
+
+# --- the forms read back: what each step says the running total is -------------------
+
+_FIELDS = {
+    "total": _NUM,
+    "previous": _NUM,
+    "start": _NUM,
+    "a": _NUM,
+    "value": _NUM,
+    "n": _NUM,
+    "calc": r"\d+",
+    "k": r"\w+",
+    "left": r"\w+",
+    "name": r"\w+",
+    "item": r"\w+",
+    "expr": rf"{_NUM} [-+*/] {_NUM}",
+}
+
+
+def _form(key: str, variants: tuple[str, ...]) -> Form:
+    return Form(key, variants, **_FIELDS)
+
+
+PLAN = _form("arith.plan", _PLANS)
+NOTE_UP, NOTE_DOWN = _form("arith.note", _NOTES_UP), _form("arith.note", _NOTES_DOWN)
+CONFIRM = _form("arith.confirm", _CONFIRMS)
+RETRY = _form("arith.retry", _RETRIES)
+RETRY_NOTE = _form("arith.why", _RETRY_NOTES)
+RECAP = _form("arith.recap", _RECAPS)
+RECHECK, SWAP, UNDO = _form("recheck", _RECHECKS), _form("swap", _SWAPS), _form("undo", _UNDOS)
+SELF_CHECK = _form("arith.self", _SELF_CHECKS)
+CHECKIN = _form("arith.checkin", _CHECKINS)
+REPORT = _form("arith.report", _REPORTS)
+ACK = _form("arith.ack", _ACKS)
+ASK = _form("arith.ask", _RECHECK_ASKS)
+SELF_NOTE = _form("arith.selfnote", _SELF_CHECK_NOTES)
+PROPOSAL_FORM = _form("arith.propose", PROPOSALS)
+CODE_CHECK = _form("code.check", _CODE_CHECKS)
+CODE_NOTE = _form("code.note", _CODE_NOTES)
+CODE_RECAP = _form("code.recap", _CODE_RECAPS)
+
+STATEMENTS: tuple[tuple[Form, str], ...] = (
+    (PLAN, "start"),
+    (NOTE_UP, "total"),
+    (NOTE_DOWN, "total"),
+    (CONFIRM, "total"),
+    (RETRY_NOTE, "a"),
+    (RECAP, "total"),
+    (CHECKIN, "total"),
+    (REPORT, "total"),
+    (ACK, "total"),
+    (SELF_NOTE, "value"),
+    (PROPOSAL_FORM, "total"),
+    (CODE_NOTE, "total"),
+    (CODE_RECAP, "total"),
+)
+"""The messages that state the agent's running total, and the field that holds it: what
+a later step reads back as the agent's belief (see `actions.stated_total`)."""

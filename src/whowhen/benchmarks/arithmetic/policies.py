@@ -32,22 +32,20 @@ from whowhen.benchmarks.arithmetic.actions import (
     answer_action,
     approval_action,
     calc_action,
-    code_action,
     parse_calc,
     parse_code,
     parse_proposal,
+    plan_action,
     progress,
     proposal_action,
+    redo_offset,
     restart_point,
 )
+from whowhen.benchmarks.arithmetic.code_act import CodeActSystem
 from whowhen.benchmarks.arithmetic.phrases import (
     _ACKS,
     _CHECKIN_RE,
     _CHECKINS,
-    _CODE_CHECKS,
-    _CODE_INVERSE,
-    _CODE_NOTES,
-    _CODE_RECAPS,
     _COMMUTES,
     _CONFIRMS,
     _COUNT_REJECTS,
@@ -55,9 +53,7 @@ from whowhen.benchmarks.arithmetic.phrases import (
     _NOTES_DOWN,
     _NOTES_UP,
     _OP_REJECTS,
-    _PLANS,
     _RECAPS,
-    _RECHECK_ASK_RE,
     _RECHECK_ASKS,
     _RECHECKS,
     _REPORT_RE,
@@ -69,10 +65,11 @@ from whowhen.benchmarks.arithmetic.phrases import (
     _STYLES,
     _SWAPS,
     _UNDOS,
+    ASK,
     PROPOSALS,
     _words,
 )
-from whowhen.benchmarks.arithmetic.tasks import OPS, parse_story
+from whowhen.benchmarks.arithmetic.tasks import OPS, SYMBOL_TO_OP, parse_story
 from whowhen.runtime import Action, Step
 
 
@@ -83,7 +80,7 @@ def _check_expression(history: Sequence[Step], op_step: Step, key: str) -> tuple
     assert parsed is not None
     op, _, n, left = parsed
     out = _output(history, op_step) or ""
-    kinds = ["again", "undo"] + (["swap"] if op in _COMMUTES else [])
+    kinds = ["again"] + (["undo"] if "." not in out else []) + (["swap"] if op in _COMMUTES else [])
     kind = phrasing.choose(history, f"{key}.kind", kinds)
     sym = OPS[op][1]
     if kind == "swap":
@@ -145,18 +142,10 @@ def _next_operation(
         return Action(actor, text, "calculator", {"expression": f"{done.total} x {n}"})
     last_retry = last is not None and " x " in str((last.tool_args or {}).get("expression", ""))
     if last_retry and actor == "assistant" and phrasing.chance(history, "arith.why", 0.7):
-        return Action(actor, phrasing.phrase(history, "arith.why", _RETRY_NOTES))
+        text = phrasing.phrase(history, "arith.why", _RETRY_NOTES, a=done.total)
+        return Action(actor, text)
     style = phrasing.choose(history, "arith.calc", range(_STYLES))
     return calc_action(actor, op, done.total, str(n), style=style)
-
-
-def _plan(history: Sequence[Step], actor: str) -> Action:
-    start, ops = _problem(history)
-    name, item = parse_story(_task_text(history))
-    text = phrasing.phrase(
-        history, "arith.plan", _PLANS, name=name, item=item, start=start, k=_words(len(ops))
-    )
-    return Action(actor, text)
 
 
 def _recap(history: Sequence[Step], actor: str, total: str) -> Action:
@@ -177,7 +166,7 @@ class ReactSystem(ScriptedReact):
 
     def act(self, history: Sequence[Step]) -> Action:
         if len(history) <= 1:
-            return _plan(history, "assistant")
+            return plan_action(history, "assistant")
         _, ops = _problem(history)
         done = progress(history, "assistant")
         if len(done.steps) < len(ops):
@@ -196,19 +185,48 @@ class ReactSystem(ScriptedReact):
 # --- solver + verifier ---------------------------------------------------------------
 
 
-def _asked_step(step: Step | None) -> int | None:
-    """The calculation (1-based) a verifier's message asks the solver to re-check."""
+def _asked_step(step: Step | None) -> tuple[int, str] | None:
+    """(calculation, expression) a verifier's message asks the solver to re-run."""
     if step is None or step.actor != "verifier" or step.tool is not None:
         return None
-    m = _RECHECK_ASK_RE.match(step.content)
-    return int(next(g for g in m.groups() if g)) if m else None
+    found = ASK.fields(step.content)
+    return (int(found["calc"]), found["expr"]) if found else None
+
+
+def _rerun(history: Sequence[Step], expr: str) -> Action:
+    """The solver re-runs the calculation the verifier quoted, as quoted or (for a sum or a
+    product) with the operands swapped: its result is the running total from then on."""
+    left, sym, n = expr.split()
+    if SYMBOL_TO_OP[sym] in _COMMUTES and phrasing.chance(history, "arith.asked.kind", 0.5):
+        swapped = f"{n} {sym} {left}"
+        text = phrasing.phrase(history, "arith.asked", _SWAPS, expr=swapped)
+        return Action("solver", text, "calculator", {"expression": swapped})
+    text = phrasing.phrase(history, "arith.asked", _RECHECKS, expr=expr)
+    return Action("solver", text, "calculator", {"expression": expr})
+
+
+_MISREAD_VERB = {"add": "sub", "sub": "add"}
+_SLIP_UP = 0.75
+
+
+def _slip_up(history: Sequence[Step], ops: list[tuple[str, int]]) -> int | None:
+    """The operation (0-based) at which the solver, on its first attempt at some problems
+    (a draw per task), reads a sentence's verb the wrong way round (gets for gives
+    away): the verifier rejects the proposal and the solver redoes the work from there.
+    Why: runs with a caught error and a redo, as real ones have, and the rejection that a
+    false approval or an ignored message needs (no natural slip changes an operation). The
+    last such verb, so the redo is short."""
+    if not phrasing.task_chance(history, "arith.slipup", _SLIP_UP):
+        return None
+    return next((i for i in range(len(ops) - 1, -1, -1) if ops[i][0] in _MISREAD_VERB), None)
 
 
 class SolverVerifierSystem(ScriptedSolverVerifier):
     """Two agents: the solver computes, checks in with the verifier now and then, and
     proposes; the verifier checks the operations against the problem and either answers
     or sends the solver back to redo the work. Along the way it confirms partial results,
-    sometimes asks for a re-check of a step, or recomputes one itself.
+    sometimes asks for a re-check of a step, or recomputes one itself. On some short
+    problems the solver's first attempt reads one verb the wrong way round and is sent back.
 
     The verifier checks *which operation* each calculation uses when the solver proposes
     (a partial result gets a count, a spot check or a re-check request); its spot checks
@@ -224,20 +242,20 @@ class SolverVerifierSystem(ScriptedSolverVerifier):
 
     def solver_turn(self, history: Sequence[Step], since: int) -> Action:
         _, ops = _problem(history)
-        done = progress(history, "solver", restart_point(history))
+        since = restart_point(history)
+        done, offset = progress(history, "solver", since), redo_offset(history, since)
         last, mine = _last_agent(history), _last_agent(history, "solver")
         asked = _asked_step(last)
-        if asked is not None and 1 <= asked <= len(done.steps):  # re-run the step asked
-            _, expr, text = _check_expression(history, done.steps[asked - 1], "arith.asked")
-            return Action("solver", text, "calculator", {"expression": expr})
-        ask = _last_agent(history, "verifier")
-        if _asked_step(ask) is not None and mine is not None and mine.tool == "calculator":
-            text = phrasing.phrase(history, "arith.report", _REPORTS, total=done.total)
+        if asked is not None:  # re-run the calculation asked for
+            return _rerun(history, asked[1])
+        ask = _asked_step(_last_agent(history, "verifier"))
+        if ask is not None and mine is not None and mine.tool == "calculator":
+            text = phrasing.phrase(history, "arith.report", _REPORTS, calc=ask[0], total=done.total)
             return Action("solver", text)  # the re-check the verifier asked for is in
-        k = len(done.steps)
+        k = offset + len(done.steps)
         if k < len(ops):
             if (
-                k >= 3
+                len(done.steps) >= 3
                 and mine is not None
                 and mine.step == done.steps[-1].step
                 and not any(
@@ -256,9 +274,14 @@ class SolverVerifierSystem(ScriptedSolverVerifier):
                     left=left,
                 )
                 return Action("solver", text)
-            return _detour(history, "solver", done, len(ops)) or _next_operation(
-                history, "solver", done, ops
-            )
+            detour = _detour(history, "solver", done, len(ops))
+            if detour is not None:
+                return detour
+            if k == _slip_up(history, ops) and not restart_point(history):
+                op, n = ops[k]
+                style = phrasing.choose(history, "arith.calc", range(_STYLES))
+                return calc_action("solver", _MISREAD_VERB[op], done.total, str(n), style=style)
+            return _next_operation(history, "solver", done, ops[offset:])
         detour = _detour(history, "solver", done, len(ops))
         if detour is not None and detour.tool is not None:
             return detour
@@ -267,20 +290,23 @@ class SolverVerifierSystem(ScriptedSolverVerifier):
 
     def verify(self, history: Sequence[Step], since: int) -> Action:
         _, ops = _problem(history)
-        done = progress(history, "solver", restart_point(history))
+        since = restart_point(history)
+        done, offset = progress(history, "solver", since), redo_offset(history, since)
         message = history[-1].content
         checkin = _CHECKIN_RE.match(message)
         partial = checkin is not None or _REPORT_RE.match(message) is not None
-        count = len(done.steps)
+        count = offset + len(done.steps)
         if count > len(ops) or (not partial and count != len(ops)):
             text = phrasing.phrase(history, "arith.reject", _COUNT_REJECTS, k=len(ops), c=count)
             return Action("verifier", text)
         checked = [] if partial else done.steps  # partial results: the full check comes last
-        for i, (step, (op, n)) in enumerate(zip(checked, ops, strict=False), start=1):
+        pairs = zip(checked, ops[offset:], strict=False)
+        for i, (step, (op, n)) in enumerate(pairs, start=offset + 1):
             parsed = parse_calc(step)
             if parsed is None or parsed[0] != op:
                 used = OPS[parsed[0]][1] if parsed else "?"
                 fields = {"i": i, "verb": OPS[op][2], "n": n, "used": used, "sym": OPS[op][1]}
+                fields["a"] = parsed[1] if parsed else done.previous
                 text = phrasing.phrase(history, "arith.reject", _OP_REJECTS, **fields)
                 return Action("verifier", text)
         if not partial:
@@ -289,14 +315,13 @@ class SolverVerifierSystem(ScriptedSolverVerifier):
             return approval_action(answer, len(ops), history)
         if checkin is not None and count:
             roll = phrasing.draw(history, "arith.review")
+            last_op = parse_calc(done.steps[-1])
+            assert last_op is not None
+            expr = f"{last_op[3]} {OPS[last_op[0]][1]} {last_op[2]}"
             if roll < 0.3:
-                i = 1 + int(phrasing.draw(history, "arith.which") * count)
-                text = phrasing.phrase(history, "arith.ask", _RECHECK_ASKS, i=i)
+                text = phrasing.phrase(history, "arith.ask", _RECHECK_ASKS, calc=count, expr=expr)
                 return Action("verifier", text)
             if roll < 0.55:
-                parsed = parse_calc(done.steps[-1])
-                assert parsed is not None
-                expr = f"{parsed[3]} {OPS[parsed[0]][1]} {parsed[2]}"
                 text = phrasing.phrase(history, "arith.self", _SELF_CHECKS, expr=expr)
                 return Action("verifier", text, "calculator", {"expression": expr})
         text = phrasing.phrase(history, "arith.ack", _ACKS, k=count, total=done.total)
@@ -307,65 +332,6 @@ class SolverVerifierSystem(ScriptedSolverVerifier):
         return Action(
             "verifier", phrasing.phrase(history, "arith.selfnote", _SELF_CHECK_NOTES, value=value)
         )
-
-
-# --- code as action: one program per operation ---------------------------------------
-
-
-class CodeActSystem(ScriptedReact):
-    """Single agent acting in code: a plan, one small program per operation, each reading
-    the running total from the last program's output, now and then a test program that
-    undoes the last step and asserts the old total, then a recap and the answer."""
-
-    name = "code_act"
-
-    def act(self, history: Sequence[Step]) -> Action:
-        if len(history) <= 1:
-            return _plan(history, "assistant")
-        start, ops = _problem(history)
-        done = progress(history, "assistant", tool="run_python")
-        last = _last_agent(history, "assistant")
-        name, item = parse_story(_task_text(history))
-        fields = {"total": done.total, "previous": done.previous, "start": start}
-        last_op = done.steps[-1] if done.steps else None
-        if (
-            last is not None
-            and last_op is not None
-            and last.step == last_op.step
-            and phrasing.chance(history, "code.check", 0.25)
-        ):
-            op, _, n, left = parse_code(last_op) or ("add", "", "0", "")
-            code = (
-                f"total = {done.total}\nprevious = total {_CODE_INVERSE[op]} {n}\n"
-                f"assert previous == {left}, previous\nprint(previous)"
-            )
-            text = phrasing.phrase(
-                history, "code.check", _CODE_CHECKS, **{**fields, "previous": left}
-            )
-            return Action("assistant", text, "run_python", {"code": code})
-        if (
-            last is not None
-            and last.tool == "run_python"
-            and parse_code(last) is None
-            and phrasing.chance(history, "code.note", 0.6)
-        ):
-            left = _words(len(ops) - len(done.steps))
-            text = phrasing.phrase(history, "code.note", _CODE_NOTES, left=left, **fields)
-            return Action("assistant", text)
-        if len(done.steps) < len(ops):
-            op, n = ops[len(done.steps)]
-            style = phrasing.choose(history, "arith.calc", range(_STYLES))
-            return code_action("assistant", op, done.total, str(n), style=style)
-        if (
-            last is not None
-            and last.tool is None
-            and last.content.startswith(("Recap:", "Every sentence", "Summing up"))
-        ):
-            return answer_action("assistant", done.total, history)
-        text = phrasing.phrase(
-            history, "code.recap", _CODE_RECAPS, k=len(ops), name=name, item=item, **fields
-        )
-        return Action("assistant", text)
 
 
 POLICIES: dict[str, type] = {
