@@ -169,3 +169,31 @@ def test_single_error_keeps_only_runs_without_an_earlier_slip() -> None:
     assert flagged & set(everything["run_id"])
     assert set(single["run_id"]) == set(everything["run_id"]) - flagged
     assert single["reason"].is_null().all()
+
+
+def test_rerollout_share_compares_a_seeded_sample() -> None:
+    from whowhen.config import load_config
+    from whowhen.continuation import _share
+    from whowhen.injection.plan import plan_injections
+    from whowhen.rollouts import run_rollouts
+    from whowhen.taxonomy import load_taxonomy
+
+    from .conftest import ROOT, TINY
+
+    bench = TINY["benchmarks"]["arithmetic"]
+    runs, steps, _ = run_rollouts("arithmetic", "react", bench, TINY["seed"], 0.0, 80)
+    tax = load_taxonomy(ROOT / "config" / "taxonomy.yaml")
+    inj = plan_injections(runs, steps, tax, 7, 4)
+
+    def compared(share: float) -> set[str]:
+        out = continue_injections(
+            inj, runs, steps, bench, 5, 80, rerollout_slip_rate=0.05, rerollout_share=share
+        )["continuations"]
+        return set(out.filter(pl.col("rerollout_status").is_not_null())["injection_id"])
+
+    every, half = compared(1.0), compared(0.5)
+    assert len(every) == inj.height > 10
+    assert 0.2 * inj.height < len(half) < 0.8 * inj.height and half < every
+    assert compared(0.5) == half  # the same sample each time
+    assert (_share(True), _share(False), _share(0.25)) == (1.0, 0.0, 0.25)
+    assert load_config(ROOT / "config/config.yaml")["continuation"]["rerollout"] == 0.5

@@ -20,7 +20,7 @@ DATASET_DEFAULTS: dict[str, Any] = {
     "max_per_parent": {"train": None, "dev": 1, "test": 1},
     "max_tenth_share": 0.2,
     "max_last_share": 0.2,
-    "max_kind_ratio": 1.5,
+    "max_kind_ratio": 2.0,
     "audit_margin": 5,
     "strict_audit": False,
 }
