@@ -27,8 +27,12 @@ from whowhen.dataset.probes import (
     sibling_diff,
     step_kind_prior,
 )
+from whowhen.schema import stable_id
 
 Z95 = 1.959963984540054
+MAX_TRAIN = 3000
+"""Train items the learned probes fit on at most: four times the default build's train
+split, and the hashed n-gram matrix of 3,000 runs' agent steps stays under about 1 GB."""
 
 AUDIT_COLUMNS = (
     "probe",
@@ -138,8 +142,11 @@ def leakage_audit(
     labels: pl.DataFrame,
     margin: float = 0.05,
     split: str = "test",
+    max_train: int = MAX_TRAIN,
 ) -> pl.DataFrame:
-    """Every probe on the `split` items (fitted on train where it learns), beside random."""
+    """Every probe on the `split` items (fitted on train where it learns), beside random.
+    The one-step classifier and the kind prior fit on at most `max_train` train items (a
+    seeded sample), so the audit of a paper-scale build stays within a few GB."""
     items = gold_positions(labels, steps)
     n_agents = (
         agent_step_table(steps).group_by("run_id").agg(pl.col("actor").n_unique().alias("n_act"))
@@ -154,13 +161,15 @@ def leakage_audit(
 
     for name, predict in position_probes(train, runs).items():
         rows.append(audit_row(name, "position", "all", score(evals, predict(eval_steps)), margin))
-    clf = one_step_classifier(cand.filter(pl.col("run_id").is_in(train["run_id"].to_list())), train)
+    fit = _sample(train, max_train)
+    fit_steps = cand.filter(pl.col("run_id").is_in(fit["run_id"].to_list()))
+    clf = one_step_classifier(fit_steps, fit)
     pred = clf(eval_steps)
     rows.append(audit_row("one_step_classifier", "content", "all", score(evals, pred), margin))
     rows.append(
         audit_row("one_step_classifier", "content", "not_last", score(not_last, pred), margin)
     )
-    kinds = step_kind_prior(cand.filter(pl.col("run_id").is_in(train["run_id"].to_list())), train)
+    kinds = step_kind_prior(fit_steps, fit)
     pred = kinds(eval_steps)
     rows.append(audit_row("step_kind_prior", "content", "all", score(evals, pred), margin))
     rows.append(audit_row("step_kind_prior", "content", "not_last", score(not_last, pred), margin))
@@ -168,6 +177,14 @@ def leakage_audit(
     rows.append(audit_row("sibling_diff", "siblings", "all", score(evals, sib), margin))
     rows += _column_rows(runs, steps, evals, margin)
     return pl.DataFrame(rows, schema_overrides={"margin": pl.Float64}).select(AUDIT_COLUMNS)
+
+
+def _sample(train: pl.DataFrame, n: int) -> pl.DataFrame:
+    """At most `n` train items, chosen by a hash of their run ids (the same every build)."""
+    if train.height <= n:
+        return train
+    keys = [stable_id("audit", rid) for rid in train["run_id"]]
+    return train.with_columns(pl.Series("_key", keys)).sort("_key").head(n).drop("_key")
 
 
 def _column_rows(
