@@ -15,15 +15,14 @@ from itertools import pairwise
 
 from whowhen.benchmarks.doc_qa import actions as A
 from whowhen.benchmarks.doc_qa.actions import parse_facts
+from whowhen.benchmarks.doc_qa.edits import entity_kind
 from whowhen.benchmarks.doc_qa.operators import OPERATORS
-from whowhen.benchmarks.doc_qa.tasks import CITIES, COMPANIES, FIRST, LAST
 from whowhen.runtime import Action
 
 from .coherence_checks import all_modes_test, reference_test
 
 BENCHMARK = "doc_qa"
 SYSTEMS = ("react", "orchestrator")
-_COUNTRIES = set(CITIES.values())
 _VALUE_KIND = {
     "parent company": "company",
     "founder": "person",
@@ -47,19 +46,8 @@ _ANNOUNCES = (  # words that announce a tool, for texts no form above matches
 )
 
 
-def _kind(name: str) -> str | None:
-    if name in COMPANIES:
-        return "company"
-    if name in CITIES:
-        return "city"
-    if name in _COUNTRIES:
-        return "country"
-    first, _, last = name.partition(" ")
-    return "person" if first in FIRST and last in LAST else None
-
-
 def _fact_problem(rel: str, subject: str, value: str) -> str | None:
-    kind = _kind(value)
+    kind = entity_kind(value)
     if kind is not None and kind != _VALUE_KIND[rel]:
         return f"the {rel} of {subject} is a {kind} ({value})"
     return None

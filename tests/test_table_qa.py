@@ -336,3 +336,21 @@ def test_a_query_that_allocates_gigabytes_is_bounded() -> None:
     assert out.startswith("Error:") and time.monotonic() - start < SQL_TIME_LIMIT_S + 2
     assert (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024 < 50
     assert run_sql(table, "SELECT SUM(units) AS s FROM sales").startswith("s\n")
+
+
+def test_sql_worker_keeps_a_bounded_number_of_tables() -> None:
+    """The worker holds at most MAX_TABLES task tables (least recently used dropped, sent
+    again when needed): unbounded, about 375 tables outgrew its address space and queries
+    answered with an out-of-memory error, recorded as observations (500 tables: 6 errors
+    before, 0 after)."""
+    from whowhen.benchmarks.table_qa.env import SqlSandbox
+    from whowhen.benchmarks.table_qa.tasks import make_table
+
+    box = SqlSandbox()
+    box.MAX_TABLES = 3
+    query = "SELECT COUNT(*) AS n FROM sales"
+    for seed in range(7):
+        assert box.query(make_table(500 + seed), query, 5, 5.0)["rows"] == [["360"]]
+    tables = box.query(make_table(506), "SELECT count(*) AS n FROM duckdb_tables()", 5, 5.0)
+    assert tables["rows"] == [["3"]]
+    assert box.query(make_table(500), query, 5, 5.0)["rows"] == [["360"]]  # sent again

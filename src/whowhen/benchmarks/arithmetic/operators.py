@@ -35,22 +35,12 @@ from whowhen.benchmarks.arithmetic.restatements import (
     misread_total,
     mistyped_check,
 )
-from whowhen.benchmarks.arithmetic.tasks import parse_problem
+from whowhen.benchmarks.arithmetic.tasks import shown_problem
 from whowhen.benchmarks.base import Operator, covers
 from whowhen.injection.slips import typo
 from whowhen.runtime import Action, Step
 
 _REJECTION_RE = REJECTION_RE
-
-
-def _problem(history: Sequence[Step]) -> tuple[int, list[tuple[str, int]]] | None:
-    """The problem shown at step 0, or None when the history is not an arithmetic task."""
-    if not history or "Problem: " not in history[0].content:
-        return None
-    try:
-        return parse_problem(history[0].content.split("Problem: ", 1)[-1])
-    except ValueError:
-        return None
 
 
 def _policy_step(
@@ -62,7 +52,7 @@ def _policy_step(
     calculations, so these planning slips would only ever be caught and redone there."""
     if action.actor != "assistant":
         return None
-    problem = _problem(history)
+    problem = shown_problem(history)
     if action.tool == "calculator":
         parsed, build = parse_calc(action), calc_action
     elif action.tool == "run_python":
@@ -119,7 +109,7 @@ def distorted_handoff(action: Action, rng: random.Random, history: Sequence[Step
 def false_approval(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """verification.false_approval: instead of sending the solver back, the verifier
     answers with the proposal it should have rejected, in its approval wording."""
-    problem = _problem(history)
+    problem = shown_problem(history)
     if action.actor != "verifier" or action.tool is not None or problem is None:
         return None
     if not _REJECTION_RE.match(action.content):

@@ -47,7 +47,7 @@ from whowhen.benchmarks.arithmetic.phrases import (
     SWAP,
     UNDO,
 )
-from whowhen.benchmarks.arithmetic.tasks import parse_problem
+from whowhen.benchmarks.arithmetic.tasks import shown_problem
 from whowhen.benchmarks.base import covers
 from whowhen.injection.slips import typo
 from whowhen.runtime import Action, Step
@@ -62,17 +62,6 @@ _HANDOFFS = {
     "verifier": ((ACK, "total"), (SELF_NOTE, "value")),
 }
 """Per agent, the messages to the other agent that pass the running total on."""
-
-
-def _problem(history: Sequence[Step]) -> tuple[int, list[tuple[str, int]]] | None:
-    """The arithmetic problem shown at step 0, or None for another benchmark's history
-    (these operators are registered for every benchmark's steps)."""
-    if not history or "Problem: " not in history[0].content:
-        return None
-    try:
-        return parse_problem(history[0].content.split("Problem: ", 1)[-1])
-    except ValueError:
-        return None
 
 
 def _wrong(value: str, rng: random.Random, ok: Callable[[float], bool] = lambda v: True) -> str:
@@ -119,7 +108,7 @@ def misread_total(action: Action, rng: random.Random, history: Sequence[Step]) -
     """perception.misread_value: a lone agent's plan, note, confirmation, recap or answer
     states a misread running total (the plan a misread start); the next steps work from it.
     """
-    problem = _problem(history)
+    problem = shown_problem(history)
     if problem is None or action.actor != "assistant":
         return None
     if action.tool == "final_answer":
@@ -142,7 +131,7 @@ def distorted_total(action: Action, rng: random.Random, history: Sequence[Step])
     verifier's acknowledgement or spot-check note, passes on another running total than the
     one found; or the verifier's re-check request quotes the calculation with a miscopied
     total. The other agent works from what it was told."""
-    if _problem(history) is None or action.tool is not None:
+    if shown_problem(history) is None or action.tool is not None:
         return None
     for form, field in _HANDOFFS.get(action.actor, ()):
         replaced = _resay(form, action, field, rng)
@@ -183,7 +172,7 @@ def mistyped_check(action: Action, rng: random.Random, history: Sequence[Step]) 
     mistyped running total, which the step takes for the right one: a re-check computes
     from it, an undo check or a test program expects back what undoing it gives, a retry
     multiplies it. Its result is the running total from then on."""
-    if _problem(history) is None:
+    if shown_problem(history) is None:
         return None
     if action.tool == "run_python":
         return _mistyped_test(action, rng)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import operator
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,3 +143,14 @@ def make_tasks(cfg: dict, seed: int) -> list[Task]:
     return generate_tasks(
         cfg["n_tasks"], seed, cfg.get("min_ops", MIN_OPS), cfg.get("max_ops", MAX_OPS)
     )
+
+
+def shown_problem(history: Sequence[Any]) -> tuple[int, list[tuple[str, int]]] | None:
+    """The problem shown at step 0 of a run's history, or None when the history is not an
+    arithmetic task (operators are registered for every benchmark)."""
+    if not history or "Problem: " not in history[0].content:
+        return None
+    try:
+        return parse_problem(history[0].content.split("Problem: ", 1)[-1])
+    except ValueError:
+        return None

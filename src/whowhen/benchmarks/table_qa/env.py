@@ -63,27 +63,39 @@ def _duckdb_files() -> tuple[str, tuple[str, ...]]:
 class SqlSandbox:
     """The agent's SQL runs in a sandboxed DuckDB worker, never in this process: every
     query is bounded in time and memory whatever operator it uses, and the worker
-    cannot see a file. Tables are sent to the worker once per worker process."""
+    cannot see a file. Tables are sent to the worker once per worker process, and at most
+    `MAX_TABLES` stay there (the least recently used is dropped): a table holds memory
+    blocks of its own, and a few hundred tasks' tables made queries fail with an
+    out-of-memory error that was then recorded as the observation (a paper-scale build's
+    prefix drifts)."""
+
+    MAX_TABLES = 16
 
     def __init__(self) -> None:
         site, binds = _duckdb_files()
         script = str(Path(__file__).with_name("sql_worker.py"))
         args = [site, SQL_MEMORY, str(SQL_TIME_LIMIT_S)]
         self.worker = Worker(script, args, SQL_LIMITS, binds)
-        self._sent: set[str] = set()
+        self._sent: dict[str, None] = {}  # tables in the worker, least recently used first
         self._generation = -1
 
     def query(self, table: pl.DataFrame, query: str, max_rows: int, time_limit_s: float) -> dict:
         key = hashlib.sha256(table.write_csv().encode()).hexdigest()[:16]
         generation = self.worker.started()
         if self._generation != generation:
-            self._sent, self._generation = set(), generation
+            self._sent, self._generation = {}, generation
         if key not in self._sent:
+            while len(self._sent) >= self.MAX_TABLES:
+                old = next(iter(self._sent))
+                if self.worker.ask({"drop": old}, 30.0) is None:
+                    return {"error": "the SQL sandbox did not answer"}
+                del self._sent[old]
             cols = [[c, _TYPES.get(t.base_type(), "VARCHAR")] for c, t in table.schema.items()]
             setup = {"table": key, "columns": cols, "rows": table.rows()}
             if self.worker.ask(setup, 30.0) is None:
                 return {"error": "the SQL sandbox did not start"}
-            self._sent.add(key)
+        self._sent.pop(key, None)
+        self._sent[key] = None
         req = {"query": query, "table": key, "max_rows": max_rows, "time_limit_s": time_limit_s}
         reply = self.worker.ask(req, time_limit_s + 1)
         return {"timeout": True} if reply is None else reply

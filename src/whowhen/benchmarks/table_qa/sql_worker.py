@@ -3,7 +3,9 @@
 Usage: `python -I -S sql_worker.py SITE_DIR MEMORY TIME_LIMIT_S` (SITE_DIR holds the
 `duckdb` package, bound read-only). One JSON request per line on stdin:
 `{"table": key, "columns": [[name, type]...], "rows": [...]}` creates a table once;
-`{"query": sql, "table": key, "max_rows": n}` runs a query against it as `sales`.
+`{"query": sql, "table": key, "max_rows": n}` runs a query against it as `sales`;
+`{"drop": key}` drops a table (the parent keeps only a few: each holds memory blocks, and
+hundreds of them outgrow the address-space limit).
 One JSON reply per line on stdout. The database has no file access, one thread and a
 memory cap; a query is interrupted at TIME_LIMIT_S (the parent kills the sandbox if it
 does not stop). Cells are cut to CELL_CHARS so that no reply can be huge.
@@ -34,14 +36,17 @@ def main(site: str, memory: str, time_limit_s: float) -> None:
     )
     for line in sys.stdin:
         req = json.loads(line)
-        if "rows" in req:
+        if "drop" in req:
+            con.execute(f'DROP TABLE IF EXISTS "t_{req["drop"]}"')
+            reply: dict = {"ok": True}
+        elif "rows" in req:
             name = f"t_{req['table']}"
             cols = ", ".join(f'"{c}" {t}' for c, t in req["columns"])
             con.execute(f'CREATE TABLE IF NOT EXISTS "{name}" ({cols})')
             if not con.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0]:
                 marks = ", ".join("?" for _ in req["columns"])
                 con.executemany(f'INSERT INTO "{name}" VALUES ({marks})', req["rows"])
-            reply: dict = {"ok": True}
+            reply = {"ok": True}
         else:
             reply = _query(duckdb, con, req, time_limit_s)
         sys.stdout.write(json.dumps(reply) + "\n")
