@@ -278,3 +278,23 @@ def test_injection_follows_the_natural_mode_mix() -> None:
     # calculator steps include re-checks, undo checks and retries, where wrong_operator does
     # not apply: the weight moves the draws at the operation steps, not at those
     assert share(heavy) > 0.6 and share(uniform) < 0.3
+
+
+def test_rare_modes_are_topped_up_to_the_quota() -> None:
+    """A verifier's send-back is rare, and false_approval there ends the run (the terminal
+    share keeps such injections rare): without the top-up it barely appears in a plan."""
+    runs, steps, _ = run_rollouts("arithmetic", "solver_verifier", BENCH, 1, 0.0, 240)
+    tax = load_taxonomy(ROOT / "config" / "taxonomy.yaml")
+    args = (runs, steps, tax, 3, 4)
+    kw = {"step_selection": "spread", "terminal_share": 0.15}
+    plain = plan_injections(*args, **kw)
+    topped = plan_injections(*args, **kw, min_per_mode=8)
+    count = lambda p, m: (p["mode"] == m).sum()  # noqa: E731
+    assert count(plain, "verification.false_approval") < 8
+    assert count(topped, "verification.false_approval") >= 8
+    # the main plan is untouched, and no step of a run is injected twice
+    assert set(plain["injection_id"]) <= set(topped["injection_id"])
+    assert topped.select("parent_run_id", "step").is_duplicated().sum() == 0
+    ends = topped.filter(pl.col("replacement_action").str.contains('"tool":"final_answer"'))
+    assert ends.height > 0 and ends["parent_run_id"].is_duplicated().sum() == 0
+    assert plan_injections(*args, **kw, min_per_mode=8).equals(topped)  # seeded

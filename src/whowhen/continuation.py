@@ -67,16 +67,18 @@ def continue_injections(
     rollouts' slip log) marks injections whose parent already holds a recovered error
     before the injected step: `earlier_error_step`, also stated in the label's reason."""
     slipped = _slips_by_run(slips)
-    out: dict[str, list[dict[str, Any]]] = {
-        "runs": [],
-        "steps": [],
-        "continuations": [],
-        "labels": [],
-    }
     tasks: dict[tuple[str, str], Any] = {}
     loaded: set[str] = set()
     parents = {r["run_id"]: r for r in runs.iter_rows(named=True)}
-    for n, inj in enumerate(injections.sort("injection_id").iter_rows(named=True), start=1):
+    by_run = {k[0]: v for k, v in steps.partition_by("run_id", as_dict=True).items()}
+    # one parent's injections one after another: its task's environment state (the SQL
+    # worker's tables) is still warm; the tables come out in injection-id order all the same
+    per_injection: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    order = injections.sort("parent_run_id", "injection_id").iter_rows(named=True)
+    for n, inj in enumerate(order, start=1):
+        out = per_injection.setdefault(
+            inj["injection_id"], {"runs": [], "steps": [], "continuations": [], "labels": []}
+        )
         parent = parents.get(inj["parent_run_id"])
         run_id = stable_id("injected", inj["injection_id"])
         earlier = sorted(e for e in slipped.get(inj["parent_run_id"], []) if e[0] < inj["step"])
@@ -89,7 +91,7 @@ def continue_injections(
             inj,
             parent,
             record,
-            steps,
+            by_run.get(inj["parent_run_id"], steps.clear()),
             tasks,
             loaded,
             bench_cfg=bench_cfg,
@@ -110,7 +112,13 @@ def continue_injections(
         _keep_run(out, result.episode, env, agent, run_id, seed, parent, inj, earlier)
         if n % 100 == 0:
             log.info("continuation: %d/%d injections", n, injections.height)
-    return _shard_tables(out, injections.height)
+    return _shard_tables(
+        {
+            k: [row for i in sorted(per_injection) for row in per_injection[i][k]]
+            for k in SHARD_TABLES
+        },
+        injections.height,
+    )
 
 
 def _slips_by_run(slips: pl.DataFrame | None) -> dict[str, list[tuple[int, str]]]:
@@ -160,8 +168,9 @@ def _warm_start_injection(
     client: Any,
     rerollout: tuple[float, str] | None,
 ) -> tuple[AgentSystem, Environment, WarmStartResult] | None:
-    """(agent, env, warm-start result) for one injection, or None with the reason recorded.
-    A benchmark's tasks are generated into `tasks` the first time one of its runs comes up."""
+    """(agent, env, warm-start result) for one injection (`steps`: its parent run's), or
+    None with the reason recorded. A benchmark's tasks are generated into `tasks` the
+    first time one of its runs comes up."""
     bench = get_benchmark(parent["benchmark"], bench_cfg)
     key = (parent["benchmark"], parent["task_id"])
     if bench.name not in loaded:
@@ -175,7 +184,7 @@ def _warm_start_injection(
         parent["system"], parent["benchmark"], seed=seed, client=client, bench_cfg=bench_cfg
     )
     env = bench.make_env(tasks[key])
-    recorded = steps_from_frame(steps.filter(pl.col("run_id") == parent["run_id"]))
+    recorded = steps_from_frame(steps)
     try:
         result = warm_start(
             env,

@@ -8,8 +8,10 @@ and exit status 1, never a traceback.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from whowhen import sandbox
@@ -35,8 +37,27 @@ def run_stage(smk: Any, stage: Stage) -> None:
         level=logging.INFO, handlers=handlers, force=True, format=f"[{name}] %(message)s"
     )
     sandbox.configure(bool(getattr(smk, "config", {}).get("sandbox", {}).get("unsafe_local")))
+    args = (_named(smk.params), _named(smk.input), _named(smk.output), _named(smk.wildcards))
     try:
-        stage(_named(smk.params), _named(smk.input), _named(smk.output), _named(smk.wildcards))
+        _profiled(stage, args, smk.log[0] if smk.log else name)
     except WhowhenError as exc:
         logging.getLogger("whowhen").error("error: %s", exc)
         sys.exit(1)
+
+
+def _profiled(stage: Stage, args: tuple[dict[str, Any], ...], log_path: str) -> None:
+    """Run the stage; with `WHOWHEN_PROFILE=DIR` set, under cProfile, its statistics saved
+    as DIR/<log path>.prof (`python -m pstats` reads them): where a build's time goes."""
+    out_dir = os.environ.get("WHOWHEN_PROFILE")
+    if not out_dir:
+        stage(*args)
+        return
+    import cProfile  # deferred: only a profiled run needs it
+
+    profile = cProfile.Profile()
+    try:
+        profile.runcall(stage, *args)
+    finally:
+        target = Path(out_dir, log_path.replace("/", "__") + ".prof")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        profile.dump_stats(target)

@@ -8,6 +8,7 @@ rule tracer_fit:
         labels=rules.dataset.output.labels,
     output:
         model="results/models/tracer_lite.json",
+    priority: 2  # the tracer_lite attribution and the feedback loop wait for it
     log:
         "logs/attribution/tracer_fit.log",
     conda:
@@ -26,6 +27,8 @@ rule attribution:
         ),
     output:
         predictions="results/predictions/{dataset}/{attributor}.parquet",
+    # the oracle is the longest; an import's attributions fill idle cores at the barriers
+    priority: lambda w: 1 if w.attributor == "counterfactual_oracle" else -(w.dataset != "built")
     params:
         attribution=config["attribution"],
         models=config["models"],

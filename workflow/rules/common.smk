@@ -17,6 +17,13 @@ FEEDBACK_SHARDS = [
 ]
 # every dataset attribution and analysis cover: the built one and each import
 DATASETS = {"built": "results/dataset"} | {n: f"results/imports/{n}" for n in IMPORTS}
+# shards whose agents run code in the sandbox (a process per run) take longest: the
+# scheduler starts them first, so the short ones fill the other cores at the end
+SANDBOX_SYSTEMS = {"code_act", "pipeline"}
+
+
+def shard_priority(wildcards):
+    return 1 if wildcards.system in SANDBOX_SYSTEMS else 0
 
 
 def shard_paths(pattern):

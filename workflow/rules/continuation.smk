@@ -19,6 +19,7 @@ rule continuation:
         agents=config["agents"],
         models=config["models"],
         llm=config["llm"],
+    priority: shard_priority
     log:
         "logs/continuation/{benchmark}/{system}.log",
     conda:

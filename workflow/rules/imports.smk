@@ -11,6 +11,7 @@ rule imports:
         labels="results/imports/{dataset}/labels.parquet",
     params:
         spec=import_spec,
+    priority: -1  # fills idle cores (the built dataset's stages come first)
     log:
         "logs/imports/{dataset}.log",
     conda:

@@ -21,6 +21,7 @@ rule injection:
         benchmarks=list(config["benchmarks"]),
         models=config["models"],
         llm=config["llm"],
+    priority: shard_priority
     log:
         "logs/injection/{benchmark}/{system}.log",
     conda:

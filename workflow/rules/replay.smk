@@ -14,6 +14,7 @@ rule replay:
         seed=config["seed"],
         rollouts=config["rollouts"],
         replay=config["replay"],
+    priority: shard_priority
     log:
         "logs/replay/{benchmark}/{system}.log",
     conda:

@@ -13,6 +13,7 @@ rule rollouts:
         agents=config["agents"],
         models=config["models"],
         llm=config["llm"],
+    priority: shard_priority
     log:
         "logs/rollouts/{benchmark}/{system}.log",
     conda:

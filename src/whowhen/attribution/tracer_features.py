@@ -110,14 +110,14 @@ def run_features(
     blamed, first_blamed, pick_step, error_steps = _error_signals(steps, cands)
     dense, tokens = [], []
     by_index = {r["step"]: i for i, r in enumerate(rows)}
+    befores, laters = _number_context(rows)
     prev_actor = None
     for i, c in enumerate(cands):
         k = by_index[c["step"]]
-        before = set().union(*(_nums(r) for r in rows[:k])) if k else set()
+        before, later = befores[k], laters[k]
         next_obs = _next_observation(rows, k)
         mine = _nums(c)
         new = {v for v in mine - before if v not in ("0", "1")}
-        later = set().union(*(_nums(r) for r in rows[k + 1 :] if is_agent(r["kind"], r["actor"])))
         role = role_type(c["actor"], first_agent)
         rel = i / (n - 1) if n > 1 else 0.0
         d = {
@@ -174,6 +174,24 @@ def _next_observation(rows: list[dict], k: int) -> str:
             break
         following.append(r["content"] or "")
     return "\n".join(following)
+
+
+def _number_context(rows: list[dict]) -> tuple[list[set[str]], list[set[str]]]:
+    """Per row k: the numbers of every row before k, and of the agent steps after k. Built
+    in one pass each way (a union per candidate step made long runs quadratic)."""
+    nums = [_nums(r) for r in rows]
+    befores: list[set[str]] = []
+    seen: set[str] = set()
+    for n in nums:
+        befores.append(seen)
+        seen = seen | n
+    laters: list[set[str]] = [set()] * len(rows)
+    seen = set()
+    for k in range(len(rows) - 1, -1, -1):
+        laters[k] = seen
+        if is_agent(rows[k]["kind"], rows[k]["actor"]):
+            seen = seen | nums[k]
+    return befores, laters
 
 
 def _nums(row: dict) -> set[str]:

@@ -5,7 +5,6 @@ where a step sits). Each returns run id -> predicted value."""
 from __future__ import annotations
 
 import itertools
-import math
 import zlib
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -33,18 +32,35 @@ def _hash(token: str) -> int:
     return zlib.crc32(token.encode()) % N_FEATURES
 
 
-def features(text: str) -> dict[int, float]:
-    """Hashed word unigrams and bigrams and character 3-5-grams, counts log-scaled."""
-    words = text.lower().split()
-    grams = [f"w:{w}" for w in words] + [f"b:{a} {b}" for a, b in itertools.pairwise(words)]
-    low = text.lower()
+_FNV_PRIME = np.uint64(1099511628211)
+_FNV_OFFSETS = {k: np.uint64((k * 14695981039346656037) % 2**64) for k in (3, 4, 5)}
+
+
+def _char_grams(low: str) -> np.ndarray:
+    """Hashed character 3-5-grams of `low` (its UTF-8 bytes), vectorised: a step's text
+    has hundreds of them and hashing each in Python was most of the audit's time."""
+    a = np.frombuffer(low.encode(), dtype=np.uint8).astype(np.uint64)
+    parts = []
     for k in (3, 4, 5):
-        grams += [f"c:{low[i : i + k]}" for i in range(max(0, len(low) - k + 1))]
-    out: dict[int, float] = {}
-    for g in grams:
-        h = _hash(g)
-        out[h] = out.get(h, 0.0) + 1.0
-    return {h: math.log1p(v) for h, v in out.items()}
+        n = len(a) - k + 1
+        if n <= 0:
+            continue
+        h = np.full(n, _FNV_OFFSETS[k])  # FNV-1a, its offset basis varied by width
+        for j in range(k):
+            h = (h ^ a[j : j + n]) * _FNV_PRIME
+        parts.append(h)
+    return np.concatenate(parts) % np.uint64(N_FEATURES) if parts else np.zeros(0, np.uint64)
+
+
+def features(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Hashed word unigrams and bigrams and character 3-5-grams: (feature ids, sorted and
+    distinct; log-scaled counts)."""
+    low = text.lower()
+    words = low.split()
+    grams = [f"w:{w}" for w in words] + [f"b:{a} {b}" for a, b in itertools.pairwise(words)]
+    word_ids = np.fromiter((_hash(g) for g in grams), dtype=np.uint64, count=len(grams))
+    ids, counts = np.unique(np.concatenate([word_ids, _char_grams(low)]), return_counts=True)
+    return ids.astype(np.int32), np.log1p(counts.astype(np.float64))
 
 
 def _matrix(texts: Iterable[str]) -> sparse.csr_matrix:
@@ -54,10 +70,10 @@ def _matrix(texts: Iterable[str]) -> sparse.csr_matrix:
     vals: list[np.ndarray] = []
     indptr = [0]
     for text in texts:
-        f = features(text)
-        cols.append(np.fromiter(f.keys(), dtype=np.int32, count=len(f)))
-        vals.append(np.fromiter(f.values(), dtype=np.float64, count=len(f)))
-        indptr.append(indptr[-1] + len(f))
+        ids, values = features(text)
+        cols.append(ids)
+        vals.append(values)
+        indptr.append(indptr[-1] + len(ids))
     m = sparse.csr_matrix(
         (
             np.concatenate(vals) if vals else np.zeros(0),
@@ -66,7 +82,6 @@ def _matrix(texts: Iterable[str]) -> sparse.csr_matrix:
         ),
         shape=(len(indptr) - 1, N_FEATURES),
     )
-    m.sum_duplicates()
     norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
     return sparse.diags(1.0 / np.maximum(norms, 1e-12)) @ m
 

@@ -59,6 +59,7 @@ def plan_injections(
     weights: dict[tuple[str, str], dict[str, float]] | None = None,
     step_selection: str | dict[str, str] = "uniform",
     terminal_share: float = 1.0,
+    min_per_mode: int = 0,
 ) -> pl.DataFrame:
     """Up to `per_run` distinct (step, mode) injections per successful run.
 
@@ -73,18 +74,25 @@ def plan_injections(
     natural failures' mode mix where one is known. A replacement that ends the run
     (an answer, a checkout) makes the gold step the run's last one: each run takes at most
     one, and only with probability `terminal_share` (else the next mode at that step is
-    tried), so position does not give the gold away. Depends only on the inputs and
-    `seed`, so reruns plan the same injections.
+    tried), so position does not give the gold away. A mode planned fewer than
+    `min_per_mode` times (one that applies only at rare steps, such as a verifier's
+    send-back) is topped up at its other applicable steps, so every mode reaches the
+    dataset. Depends only on the inputs and `seed`, so reruns plan the same injections.
     """
     enabled = [m for m in taxonomy.modes if m.id in OPERATORS and (not modes or m.id in modes)]
     cands = candidate_steps(steps, taxonomy)
+    by_run = _by_run(steps.sort("step"))
+    cands_by_run = _by_run(cands)
     rows: list[dict[str, Any]] = []
+    options: dict[str, tuple[dict[str, Any], _StepOptions, list[int]]] = {}
     for run in runs.filter(pl.col("success")).sort("run_id").iter_rows(named=True):
         rng = random.Random(f"{seed}:{run['run_id']}")
-        by_step = _options_by_step(cands.filter(pl.col("run_id") == run["run_id"]), enabled, rng)
+        run_cands = cands_by_run.get(run["run_id"], cands.clear())
+        by_step = _options_by_step(run_cands, enabled, rng)
         step_order = sorted(by_step)
         rng.shuffle(step_order)
-        agent_steps = _agent_steps(steps, run["run_id"])
+        run_steps = by_run.get(run["run_id"], steps.clear())
+        agent_steps = _agent_steps(run_steps)
         selection = _selection(step_selection, run["benchmark"])
         if selection == "stratified":
             step_order = stratified_order(step_order, agent_steps, rng)
@@ -93,9 +101,77 @@ def plan_injections(
         pair = (weights or {}).get((run["benchmark"], run["system"]), {})
         _order_modes(by_step, step_order, pair, rng)
         rows += _choose_injections(
-            run, steps, by_step, step_order, agent_steps, (per_run, terminal_share), generator, rng
+            run,
+            run_steps,
+            by_step,
+            step_order,
+            agent_steps,
+            (per_run, terminal_share),
+            generator,
+            rng,
         )
+        options[run["run_id"]] = (run, by_step, agent_steps)
+    if min_per_mode:
+        top_up_rng = random.Random(f"{seed}:top-up")
+        rows += _top_up(rows, options, by_run, min_per_mode, generator, top_up_rng)
     return pl.from_arrow(to_arrow(rows, INJECTIONS))
+
+
+def _by_run(frame: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """`frame` split by run (one filter per run would make planning quadratic)."""
+    return {k[0]: v for k, v in frame.partition_by("run_id", as_dict=True).items()}
+
+
+def _top_up(
+    rows: list[dict[str, Any]],
+    options: dict[str, tuple[dict[str, Any], _StepOptions, list[int]]],
+    by_run: dict[str, pl.DataFrame],
+    quota: int,
+    generator: Generator,
+    rng: random.Random,
+) -> list[dict[str, Any]]:
+    """Extra injections for the modes planned fewer than `quota` times: runs in a seeded
+    order, at a step of the run not injected yet, a run-ending replacement only in a run
+    that has none. Why: the natural mix weights a mode by its natural failures, and a mode
+    that applies only at rare steps (a verifier's send-back) would otherwise never reach
+    the dataset."""
+    counts: dict[str, int] = {}
+    taken: set[tuple[str, int]] = set()
+    ended: set[str] = set()
+    for r in rows:
+        counts[r["mode"]] = counts.get(r["mode"], 0) + 1
+        taken.add((r["parent_run_id"], r["step"]))
+        if json.loads(r["replacement_action"]).get("tool") in TERMINAL:
+            ended.add(r["parent_run_id"])
+    run_ids = sorted(options)
+    rng.shuffle(run_ids)
+    extra: list[dict[str, Any]] = []
+    for run_id in run_ids:
+        run, by_step, agent_steps = options[run_id]
+        for step in sorted(by_step):
+            if (run_id, step) in taken:
+                continue
+            for s, mode in by_step[step]:
+                if counts.get(mode.id, 0) >= quota:
+                    continue
+                original = _action(s)
+                replacement = generator(original, mode, _context(by_run[run_id], step), rng)
+                if replacement is None or replacement == original:
+                    continue
+                if replacement.tool in TERMINAL:
+                    if run_id in ended:
+                        continue
+                    ended.add(run_id)
+                extra.append(_injection_row(run, step, mode, original, replacement, agent_steps))
+                counts[mode.id] = counts.get(mode.id, 0) + 1
+                taken.add((run_id, step))
+                break
+    return extra
+
+
+def _context(run_steps: pl.DataFrame, step: int) -> list[dict[str, Any]]:
+    """The run's steps before `step` (`run_steps` is sorted): what an operator may read."""
+    return run_steps.filter(pl.col("step") < step).to_dicts()
 
 
 def _options_by_step(
@@ -116,13 +192,11 @@ def _options_by_step(
     return by_step
 
 
-def _agent_steps(steps: pl.DataFrame, run_id: str) -> list[int]:
+def _agent_steps(run_steps: pl.DataFrame) -> list[int]:
     """The run's agent steps (actions and messages), sorted: what `position` divides."""
     return sorted(
-        steps.filter(
-            (pl.col("run_id") == run_id)
-            & pl.col("kind").is_in(["action", "message"])
-            & ~pl.col("actor").is_in(NON_AGENT_ACTORS)
+        run_steps.filter(
+            pl.col("kind").is_in(["action", "message"]) & ~pl.col("actor").is_in(NON_AGENT_ACTORS)
         )["step"]
     )
 
@@ -148,7 +222,7 @@ def _order_modes(
 
 def _choose_injections(
     run: dict[str, Any],
-    steps: pl.DataFrame,
+    run_steps: pl.DataFrame,
     by_step: _StepOptions,
     step_order: list[int],
     agent_steps: list[int],
@@ -167,12 +241,7 @@ def _choose_injections(
             break
         for s, mode in by_step[step]:
             original = _action(s)
-            context = (
-                steps.filter((pl.col("run_id") == run["run_id"]) & (pl.col("step") < step))
-                .sort("step")
-                .to_dicts()
-            )
-            replacement = generator(original, mode, context, rng)
+            replacement = generator(original, mode, _context(run_steps, step), rng)
             if replacement is None or replacement == original:
                 continue
             if replacement.tool in TERMINAL and terminal_share < 1:

@@ -54,5 +54,6 @@ def stage(
             for b in params["benchmarks"]
         },
         cfg.get("terminal_share", 1.0),
+        cfg.get("min_per_mode", 0),
     )
     write_table(planned, INJECTIONS, outputs["injections"])

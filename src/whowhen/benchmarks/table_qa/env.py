@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import re
 from functools import lru_cache
 from pathlib import Path
 
-import duckdb
 import polars as pl
 
 from whowhen.benchmarks.base import AnswerEnv, Tool
@@ -54,7 +54,10 @@ _TYPES = {pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Int32: "INTEGER", pl.Floa
 def _duckdb_files() -> tuple[str, tuple[str, ...]]:
     """The site dir that holds `duckdb`, and the package's paths to bind read-only (its
     native module and its metadata, which it reads for its version)."""
-    package = Path(duckdb.__file__).parent
+    spec = importlib.util.find_spec("duckdb")  # found, not imported: the worker imports it
+    if spec is None or spec.origin is None:
+        raise ImportError("duckdb is not installed (pip install -e .)")
+    package = Path(spec.origin).parent
     site = package.parent
     extra = [*site.glob("_duckdb*.so"), *site.glob("duckdb-*.dist-info")]
     return str(site), (str(package), *(str(p) for p in extra))
@@ -78,9 +81,19 @@ class SqlSandbox:
         self.worker = Worker(script, args, SQL_LIMITS, binds)
         self._sent: dict[str, None] = {}  # tables in the worker, least recently used first
         self._generation = -1
+        self._last: tuple[pl.DataFrame, str] | None = None  # the last table and its key
+
+    def _key(self, table: pl.DataFrame) -> str:
+        """The table's content hash; the last one is remembered (an episode asks about
+        the same table again and again, and hashing it took a tenth of the SQL time)."""
+        if self._last is not None and self._last[0] is table:
+            return self._last[1]
+        key = hashlib.sha256(table.write_csv().encode()).hexdigest()[:16]
+        self._last = (table, key)
+        return key
 
     def query(self, table: pl.DataFrame, query: str, max_rows: int, time_limit_s: float) -> dict:
-        key = hashlib.sha256(table.write_csv().encode()).hexdigest()[:16]
+        key = self._key(table)
         generation = self.worker.started()
         if self._generation != generation:
             self._sent, self._generation = {}, generation
