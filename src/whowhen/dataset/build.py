@@ -4,6 +4,7 @@ test, optionally balanced so no agent dominates a system's gold labels.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import polars as pl
@@ -16,10 +17,12 @@ from whowhen.schema import (
     stable_id,
 )
 
+log = logging.getLogger("whowhen")
+
 DATASET_DEFAULTS: dict[str, Any] = {
     "max_per_parent": {"train": None, "dev": 1, "test": 1},
     "max_tenth_share": 0.2,
-    "max_last_share": 0.2,
+    "max_last_share": 0.12,
     "max_kind_ratio": 2.0,
     "audit_margin": 5,
     "strict_audit": False,
@@ -126,19 +129,29 @@ def select_items(
     """Keep at most `max_per_parent[split]` items per parent run, keep the gold steps'
     kinds in proportion to the steps' kinds, then spread the gold steps' positions (per
     split); runs and steps follow the labels."""
+    _log_count("flipped, after the single-error filter and agent balance", data["labels"])
     labels = cap_per_parent(
         data["labels"], data["runs"], data["steps"], opts["max_per_parent"], seed
     )
+    _log_count("after max_per_parent", labels)
     labels = match_kinds(labels, data["runs"], data["steps"], opts["max_kind_ratio"], seed)
+    _log_count("after max_kind_ratio", labels)
     labels = spread_positions(
         labels, data["steps"], opts["max_tenth_share"], opts["max_last_share"], seed
     )
+    _log_count("after the position spread (the dataset)", labels)
     keep = labels["run_id"].to_list()
     return {
         "runs": data["runs"].filter(pl.col("run_id").is_in(keep)),
         "steps": data["steps"].filter(pl.col("run_id").is_in(keep)),
         "labels": labels,
     }
+
+
+def _log_count(what: str, labels: pl.DataFrame) -> None:
+    """One line of the selection funnel in the stage's log: where the items go."""
+    splits = dict(labels.group_by("split").len().sort("split").rows())
+    log.info("dataset: %d items %s %s", labels.height, what, splits)
 
 
 def build_dataset(
