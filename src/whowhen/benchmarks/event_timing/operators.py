@@ -102,11 +102,13 @@ def wrong_subgoal(
     if a > 0 and spec is not None and spec.kind == "first":
         return None  # "which first" is settled by the coarse frames: the gap only confirms
     frames = list(range(a, b + 1, s))
-    if len(frames) < 2:
-        return None
-    ranges = [(a, f) for f in frames[: max(1, len(frames) // 2)]]  # stops well short
+    # stops well short; never a one-frame range ("frames 0 to 0"), which no plan asks for
+    # and which gave the step away on its own
+    ranges = [(a, f) for f in frames[1 : max(2, len(frames) // 2)] if f < b]
     if a > 0:
-        ranges += [(f, b) for f in frames[1:]]
+        ranges += [(f, b) for f in frames[1:-1]]
+    if not ranges:
+        return None
     a, b = rng.choice(ranges)
     content = action.content[: m.start()] + frames_text(a, b, s) + action.content[m.end() :]
     args = {"start": a, "end": b, "step": s} if action.tool else action.tool_args
