@@ -23,7 +23,7 @@ from whowhen.runtime import (
     WarmStartResult,
     warm_start,
 )
-from whowhen.runtime.records import run_row, step_rows, steps_from_frame
+from whowhen.runtime.records import by_run, run_row, step_rows, steps_from_frame
 from whowhen.runtime.rerollout import rerollout
 from whowhen.schema import (
     CONTINUATIONS,
@@ -70,7 +70,7 @@ def continue_injections(
     tasks: dict[tuple[str, str], Any] = {}
     loaded: set[str] = set()
     parents = {r["run_id"]: r for r in runs.iter_rows(named=True)}
-    by_run = {k[0]: v for k, v in steps.partition_by("run_id", as_dict=True).items()}
+    steps_of = by_run(steps)
     # one parent's injections one after another: its task's environment state (the SQL
     # worker's tables) is still warm; the tables come out in injection-id order all the same
     per_injection: dict[str, dict[str, list[dict[str, Any]]]] = {}
@@ -91,7 +91,7 @@ def continue_injections(
             inj,
             parent,
             record,
-            by_run.get(inj["parent_run_id"], steps.clear()),
+            steps_of.get(inj["parent_run_id"], steps.clear()),
             tasks,
             loaded,
             bench_cfg=bench_cfg,

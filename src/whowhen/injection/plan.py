@@ -12,7 +12,7 @@ import polars as pl
 
 from whowhen.injection.operators import OPERATORS
 from whowhen.runtime import Action
-from whowhen.runtime.records import steps_from_rows
+from whowhen.runtime.records import by_run, steps_from_rows
 from whowhen.schema import INJECTIONS, NON_AGENT_ACTORS, stable_id, to_arrow
 from whowhen.taxonomy import Mode, Taxonomy
 
@@ -81,17 +81,17 @@ def plan_injections(
     """
     enabled = [m for m in taxonomy.modes if m.id in OPERATORS and (not modes or m.id in modes)]
     cands = candidate_steps(steps, taxonomy)
-    by_run = _by_run(steps.sort("step"))
-    cands_by_run = _by_run(cands)
+    steps_of = by_run(steps.sort("step"))
+    cands_of = by_run(cands)
     rows: list[dict[str, Any]] = []
     options: dict[str, tuple[dict[str, Any], _StepOptions, list[int]]] = {}
     for run in runs.filter(pl.col("success")).sort("run_id").iter_rows(named=True):
         rng = random.Random(f"{seed}:{run['run_id']}")
-        run_cands = cands_by_run.get(run["run_id"], cands.clear())
+        run_cands = cands_of.get(run["run_id"], cands.clear())
         by_step = _options_by_step(run_cands, enabled, rng)
         step_order = sorted(by_step)
         rng.shuffle(step_order)
-        run_steps = by_run.get(run["run_id"], steps.clear())
+        run_steps = steps_of.get(run["run_id"], steps.clear())
         agent_steps = _agent_steps(run_steps)
         selection = _selection(step_selection, run["benchmark"])
         if selection == "stratified":
@@ -113,19 +113,14 @@ def plan_injections(
         options[run["run_id"]] = (run, by_step, agent_steps)
     if min_per_mode:
         top_up_rng = random.Random(f"{seed}:top-up")
-        rows += _top_up(rows, options, by_run, min_per_mode, generator, top_up_rng)
+        rows += _top_up(rows, options, steps_of, min_per_mode, generator, top_up_rng)
     return pl.from_arrow(to_arrow(rows, INJECTIONS))
-
-
-def _by_run(frame: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """`frame` split by run (one filter per run would make planning quadratic)."""
-    return {k[0]: v for k, v in frame.partition_by("run_id", as_dict=True).items()}
 
 
 def _top_up(
     rows: list[dict[str, Any]],
     options: dict[str, tuple[dict[str, Any], _StepOptions, list[int]]],
-    by_run: dict[str, pl.DataFrame],
+    steps_of: dict[str, pl.DataFrame],
     quota: int,
     generator: Generator,
     rng: random.Random,
@@ -154,10 +149,10 @@ def _top_up(
             for s, mode in by_step[step]:
                 if counts.get(mode.id, 0) >= quota:
                     continue
-                original = _action(s)
-                replacement = generator(original, mode, _context(by_run[run_id], step), rng)
-                if replacement is None or replacement == original:
+                tried = _replace(s, mode, steps_of[run_id], generator, rng)
+                if tried is None:
                     continue
+                original, replacement = tried
                 if replacement.tool in TERMINAL:
                     if run_id in ended:
                         continue
@@ -169,9 +164,21 @@ def _top_up(
     return extra
 
 
-def _context(run_steps: pl.DataFrame, step: int) -> list[dict[str, Any]]:
-    """The run's steps before `step` (`run_steps` is sorted): what an operator may read."""
-    return run_steps.filter(pl.col("step") < step).to_dicts()
+def _replace(
+    s: dict[str, Any],
+    mode: Mode,
+    run_steps: pl.DataFrame,
+    generator: Generator,
+    rng: random.Random,
+) -> tuple[Action, Action] | None:
+    """(original, replacement) of candidate step `s` under `mode`, given the run's steps
+    before it (`run_steps` is sorted); None if the operator cannot change it."""
+    original = _action(s)
+    context = run_steps.filter(pl.col("step") < s["step"]).to_dicts()
+    replacement = generator(original, mode, context, rng)
+    if replacement is None or replacement == original:
+        return None
+    return original, replacement
 
 
 def _options_by_step(
@@ -240,10 +247,10 @@ def _choose_injections(
         if chosen >= per_run:
             break
         for s, mode in by_step[step]:
-            original = _action(s)
-            replacement = generator(original, mode, _context(run_steps, step), rng)
-            if replacement is None or replacement == original:
+            tried = _replace(s, mode, run_steps, generator, rng)
+            if tried is None:
                 continue
+            original, replacement = tried
             if replacement.tool in TERMINAL and terminal_share < 1:
                 if terminal or rng.random() >= terminal_share:
                     continue

@@ -84,6 +84,12 @@ def _role(step: Step) -> str:
     return "assistant" if step.is_agent_step else "user"
 
 
+def by_run(frame: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """`frame` (steps, candidates, ...) split by `run_id`: one split, not one filter per
+    run, which made stages quadratic in the number of runs."""
+    return {key[0]: part for key, part in frame.group_by("run_id", maintain_order=True)}
+
+
 def steps_from_frame(frame: pl.DataFrame) -> list[Step]:
     """One run's steps (already filtered to its run_id) as runtime Steps, in order."""
     return steps_from_rows(frame.sort("step").to_dicts())
