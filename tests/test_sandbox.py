@@ -306,3 +306,26 @@ def test_the_status_follows_from_what_the_parent_saw(killed, busy, report, statu
     rep = Report(*report) if report else None
     obs = Observation(killed, busy, rep, b"MemoryError", b"MemoryError", False, 1.0)
     assert decide_status(obs, Limits(cpu_s=1, memory_mb=512)) == status
+
+
+def test_the_kernel_refuses_forks_past_the_cap() -> None:
+    """Where the host gives a pids cgroup, a fork storm is stopped at fork time, not at
+    the watchdog's next poll (which a storm can outrun and exhaust memory meanwhile)."""
+    from whowhen.sandbox import cgroup
+
+    group = cgroup.make_group(5)
+    if group is None:
+        pytest.skip("no pids cgroup can be made on this host")
+    code = (
+        "import os, time\nn = 0\nfor _ in range(20):\n    try:\n        pid = os.fork()\n"
+        "    except OSError:\n        break\n    if pid == 0:\n        time.sleep(1)\n"
+        "        os._exit(0)\n    n += 1\nprint(n)"
+    )
+    try:
+        out = subprocess.run(
+            cgroup.enter([sys.executable, "-c", code], group), capture_output=True, text=True
+        )
+        assert int(out.stdout) == 4 and cgroup.hit_cap(group)  # 5 tasks: itself and 4
+    finally:
+        cgroup.remove_group(group)
+    assert not group.exists()

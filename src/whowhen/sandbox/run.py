@@ -12,6 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from whowhen.sandbox import cgroup
 from whowhen.sandbox.bwrap import bwrap_command, interpreter, local_env, unavailable, unsafe_local
 from whowhen.sandbox.limits import Limits, SandboxResult, decide_status, returncode
 from whowhen.sandbox.watch import watch
@@ -21,13 +22,15 @@ _SUPERVISOR = Path(__file__).with_name("supervise.py")
 
 @dataclass(frozen=True)
 class Launch:
-    """How to start one sandboxed program, and the read ends of its report pipe and of
-    bwrap's info pipe (None in the unsafe mode, or when not asked for)."""
+    """How to start one sandboxed program, the read ends of its report pipe and of
+    bwrap's info pipe (None in the unsafe mode, or when not asked for), and the pids
+    cgroup that caps its process count (None where the host has none to give)."""
 
     argv: list[str]
     popen: dict
     report_r: int
     info_r: int | None
+    group: Path | None = None
 
 
 def launch(
@@ -38,11 +41,14 @@ def launch(
     extra_ro: tuple[str, ...] = (),
     info: bool = True,
     probe: bool = False,
+    cap: bool = True,
 ) -> Launch:
     """Write the supervisor and `files` into `tmp` and say how to run `entry[0]` as
     `__main__` under the supervisor: inside bwrap, or (the unsafe mode) as a plain local
     process. An `entry` item that names one of `files` becomes that file's path where
-    the program runs. `probe` is the availability check's own launch."""
+    the program runs. `probe` is the availability check's own launch. With `cap`, the
+    process count is capped by a pids cgroup where the host allows one (the caller
+    removes `Launch.group` when the program has ended)."""
     unsafe = unsafe_local()
     if not unsafe and not probe:
         ensure_available()
@@ -66,7 +72,10 @@ def launch(
     info_r, info_w = os.pipe() if info else (None, None)
     argv = bwrap_command(str(box), limits.disk_mb, info_w, program, extra_ro)
     fds = (report_w,) if info_w is None else (report_w, info_w)
-    return Launch(argv, {"pass_fds": fds, "env": {"PATH": "/usr/bin:/bin"}}, report_r, info_r)
+    # bwrap outside and its init inside the namespace, the supervisor, the program
+    group = cgroup.make_group(limits.processes + 4) if cap else None
+    env = {"PATH": "/usr/bin:/bin"}
+    return Launch(cgroup.enter(argv, group), {"pass_fds": fds, "env": env}, report_r, info_r, group)
 
 
 def _clip(data: bytes, cap: int, truncated: bool) -> str:
@@ -90,9 +99,12 @@ def run_program(
         os.write(stdin_fd, stdin)
         os.lseek(stdin_fd, 0, os.SEEK_SET)
         try:
-            obs = watch(how.argv, limits, stdin_fd, how.report_r, how.info_r, **how.popen)
+            obs = watch(
+                how.argv, limits, stdin_fd, how.report_r, how.info_r, how.group, **how.popen
+            )
         finally:
             os.close(stdin_fd)
+            cgroup.remove_group(how.group)
     return SandboxResult(
         decide_status(obs, limits),
         returncode(obs.report),

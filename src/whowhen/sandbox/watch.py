@@ -17,7 +17,9 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from whowhen.sandbox.cgroup import hit_cap
 from whowhen.sandbox.limits import CPU_BOUND, Limits, Observation, Report
 
 POLL_S = 0.01
@@ -130,11 +132,12 @@ def watch(
     stdin_fd: int,
     report_fd: int,
     info_fd: int | None,
+    group: Path | None = None,
     **popen: object,
 ) -> Observation:
     """Run `argv` to its end or to a limit; `report_fd` and `info_fd` are the read ends
     of the supervisor's report pipe and bwrap's info pipe (their write ends are closed
-    here once the child holds them)."""
+    here once the child holds them); `group` is the pids cgroup `argv` enters, if any."""
     start = time.monotonic()
     proc = subprocess.Popen(
         argv,
@@ -150,7 +153,9 @@ def watch(
     out, err = proc.stdout.fileno(), proc.stderr.fileno()
     streams = _Streams(limits.output_bytes)
     meta = _Streams(1 << 16)
-    killed, busy = _loop(proc, limits, start, streams, meta, (out, err), (report_fd, info_fd))
+    killed, busy = _loop(
+        proc, limits, start, streams, meta, (out, err), (report_fd, info_fd), group
+    )
     proc.wait()
     for fd in (report_fd, info_fd):
         if fd is not None:
@@ -177,6 +182,7 @@ def _loop(
     meta: _Streams,
     outputs: tuple[int, int],
     reports: tuple[int, int | None],
+    group: Path | None = None,
 ) -> tuple[str | None, bool]:
     """Read, poll and kill until the child's pipes close; (why killed, cpu-bound)."""
     open_fds = {*outputs, *(fd for fd in reports if fd is not None)}
@@ -196,7 +202,8 @@ def _loop(
             _kill(proc, init_pid)
             return "output", False
         tree = descendants(proc.pid)
-        if len(tree) > limits.processes + 4:  # bwrap, its init, the supervisor, python
+        # bwrap, its init, the supervisor, python; or a fork the kernel refused at the cap
+        if len(tree) > limits.processes + 4 or hit_cap(group):
             _kill(proc, init_pid)
             return "processes", False
         if _rss_mb(tree) > 2 * limits.memory_mb:

@@ -92,7 +92,7 @@ class Worker:
         self._tmp = tempfile.TemporaryDirectory(prefix="whowhen-worker-")
         files = {"worker.py": Path(self.script).read_text(encoding="utf-8")}
         how = launch(self._tmp.name, files, ["worker.py", *self.args], self.limits,
-                     self.extra_ro, info=False)  # fmt: skip
+                     self.extra_ro, info=False, cap=False)  # fmt: skip
         os.close(how.report_r)  # the worker's exit report is not needed: a reply is
         # killing bwrap kills the sandbox: --die-with-parent ends its PID namespace
         self._proc = subprocess.Popen(
