@@ -12,6 +12,8 @@ import zlib
 import polars as pl
 import pytest
 
+from whowhen.benchmarks.arithmetic.actions import calc_action
+from whowhen.benchmarks.arithmetic.tasks import parse_problem
 from whowhen.standin.responders import default_responder
 from whowhen.standin.server import Behaviour, TestServer
 
@@ -23,12 +25,27 @@ pytestmark = pytest.mark.slow  # end to end: python -m pytest -m 'not slow' skip
 FIXED = "the decisive error was made by assistant at step 1."
 
 
+def calc_agent(prompt: str) -> str:
+    """A terse arithmetic agent: one calculator call per operation from its first turn
+    (step 1), carrying the last observation, then final_answer."""
+    problem = prompt.split("Problem: ", 1)[-1].split("\n", 1)[0]
+    start, ops = parse_problem(problem)
+    observations = re.findall(r"^Observation \(calculator\): (\S+)", prompt, re.M)
+    total = observations[-1] if observations else str(start)
+    if len(observations) >= len(ops):
+        return f'Thought: done.\nAction: final_answer({{"answer": "{total}"}})'
+    op, n = ops[len(observations)]
+    action = calc_action("assistant", op, total, str(n))
+    return f"Thought: {action.content}\nAction: calculator({json.dumps(action.tool_args)})"
+
+
 def slipping_agent(prompt: str, schema: dict | None) -> str:
-    """The mock agent, except that on half the problems its first calculation is off by
-    one, unless a feedback message in the prompt points at that step (step 1)."""
-    text = default_responder(prompt, schema)
+    """A terse agent (`calc_agent`), except that on half the problems its first
+    calculation is off by one, unless a feedback message in the prompt points at that
+    step (step 1). Attribution requests get the stand-in's answers."""
     if "Call one tool per turn" not in prompt or "Problem: " not in prompt:
-        return text
+        return default_responder(prompt, schema)
+    text = calc_agent(prompt)
     problem = prompt.split("Problem: ", 1)[1].split("\n", 1)[0]
     if zlib.crc32(problem.encode()) % 2 or "Observation (calculator)" in prompt or FIXED in prompt:
         return text

@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from whowhen.agents.llm_policy import parse_action, system_prompt
+from whowhen.agents.protocol import parse_action, system_prompt
 from whowhen.benchmarks.arithmetic.env import TOOL_SPECS, ArithmeticEnv
 from whowhen.benchmarks.arithmetic.tasks import generate_tasks
 from whowhen.errors import WhowhenError
@@ -58,7 +58,7 @@ def test_unparseable_turn_is_a_message() -> None:
 def test_model_played_rollouts_with_and_without_native_tools(native: bool) -> None:
     with TestServer(Behaviour(native_tools=native)) as srv:
         runs, steps, _ = run_rollouts(
-            "arithmetic", "llm_react", {"n_tasks": 3}, 1, 0.0, 60, client=_client(srv)
+            "arithmetic", "llm_react", {"n_tasks": 3}, 1, 0.0, 150, client=_client(srv)
         )
         assert "tools" in srv.bodies[0]
         native_replies = srv.tool_call_replies
@@ -84,7 +84,7 @@ def test_warm_start_with_a_model_policy_replays_from_cache(tmp_path) -> None:
         agent = make_system("llm_react", "arithmetic", client=_client(srv, cache=tmp_path))
         original = run_episode(ArithmeticEnv(task), agent, 60)
         calls = len(srv.requests)
-        t = 3
+        t = [i for i, s in enumerate(original.history) if s.tool == "calculator"][1]
         wrong = Action(
             "assistant", original.history[t].content, "calculator", {"expression": "1000 + 1000"}
         )

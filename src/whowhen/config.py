@@ -13,7 +13,7 @@ import yaml
 
 from whowhen.attribution.shortcuts import SHORTCUTS
 from whowhen.errors import WhowhenError
-from whowhen.registry import BENCHMARKS, LLM_SYSTEMS, SYSTEMS
+from whowhen.registry import BENCHMARKS, LLM_SYSTEMS, SYSTEMS, base_system
 from whowhen.schema import FEEDBACK_SOURCES_FIXED
 
 
@@ -93,8 +93,7 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
                 path=source,
                 field=f"attribution.llm.{i}.name",
             )
-    if "llm_react" in config["systems"] and not config["agents"]["model"]:
-        raise WhowhenError("system llm_react needs a model", path=source, field="agents.model")
+    _check_agents(config, source)
     names = [item["name"] for item in config["imports"]]
     for i, name in enumerate(names):
         if names.index(name) != i:
@@ -107,6 +106,33 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
             for key, message in BENCHMARKS[name].check_config(section):
                 raise WhowhenError(message, path=source, field=f"benchmarks.{name}.{key}")
     return config
+
+
+def _check_agents(config: dict[str, Any], source: str) -> None:
+    """Every LLM system in the matrix has a model for each role, and the models exist."""
+    agents = config["agents"]
+    played = [s for s in config["systems"] if s in LLM_SYSTEMS]
+    if played and not agents["model"]:
+        roles = agents["roles"]
+        for system in played:
+            cls = next(iter(SYSTEMS.get(base_system(system), {}).values()), None)
+            needed = cls.agents if cls is not None else ("assistant",)
+            missing = [a for a in needed if a not in roles]
+            # a system's agent names differ by benchmark (orchestrator workers): a role
+            # not named for one benchmark is caught when the system is built
+            if missing and len(missing) == len(needed):
+                raise WhowhenError(
+                    f"system {system} needs a model: set agents.model (or agents.roles)",
+                    path=source,
+                    field="agents.model",
+                )
+    for agent, model in agents["roles"].items():
+        if model != "scripted" and model not in config["models"] and "/" not in model:
+            raise WhowhenError(
+                f"unknown model {model!r} (name one in models, a provider/name id, or `scripted`)",
+                path=source,
+                field=f"agents.roles.{agent}",
+            )
 
 
 def _check_feedback(config: dict[str, Any], source: str) -> None:

@@ -10,7 +10,8 @@ a `file` key is a dataset-file benchmark (`benchmarks.dataset_file`) under any n
 Systems: react (ReAct tool calling), code_act (code as action), solver_verifier,
 orchestrator (orchestrator + specialist workers + verifier) and pipeline (coder -> tester
 -> reviewer) are scripted, and pair with the benchmarks whose package has a policy for
-them; `llm_react` is played by a model on any benchmark that declares its tools.
+them. `llm_<system>` is the same system played by models (one per role, `agents.roles`),
+on the same benchmarks; `llm_react` also on any benchmark that declares its tools.
 
 Importing the registry also imports `whowhen.standin`, which registers the stand-in model
 `scripted/standin` with the model layer: every stage that makes model clients from config
@@ -27,12 +28,13 @@ from typing import Any
 
 import whowhen.benchmarks
 import whowhen.standin
-from whowhen.agents.llm_policy import LLMReactSystem
 from whowhen.agents.scripted import Slip
+from whowhen.agents.team import SCRIPTED, ModelTeam, TeamLimits
 from whowhen.benchmarks.base import Benchmark
 from whowhen.benchmarks.dataset_file import make_benchmark
 from whowhen.errors import WhowhenError
 from whowhen.models import make_client
+from whowhen.models.client import ClientStats
 from whowhen.runtime import AgentSystem
 from whowhen.tools import FINAL_ANSWER_TOOL, RUN_PYTHON_TOOL
 
@@ -44,8 +46,14 @@ BENCHMARKS: dict[str, Benchmark] = {}
 SYSTEMS: dict[str, dict[str, type]] = {}
 """system -> benchmark -> scripted reference policy class, from the benchmarks' records."""
 
-LLM_SYSTEMS = ("llm_react",)
-"""Systems whose agents are played by a model (any benchmark that declares its tools)."""
+LLM_SYSTEMS = ("llm_react", "llm_code_act", "llm_solver_verifier", "llm_orchestrator",
+               "llm_pipeline")  # fmt: skip
+"""Systems whose agents are played by models: `llm_<system>` plays `<system>`."""
+
+
+def base_system(name: str) -> str:
+    """The built-in system an LLM system plays (`llm_solver_verifier` -> `solver_verifier`)."""
+    return name.removeprefix("llm_") if name in LLM_SYSTEMS else name
 
 
 def _spec_of(module_name: str) -> Benchmark:
@@ -111,7 +119,9 @@ def get_benchmark(name: str, cfg: dict[str, Any] | None = None) -> Benchmark:
 
 def has_policy(system: str, benchmark: str) -> bool:
     """Whether the pair makes sense (the config matrix runs only these)."""
-    return system in LLM_SYSTEMS or benchmark in SYSTEMS.get(system, {})
+    if system == "llm_react":
+        return True
+    return benchmark in SYSTEMS.get(base_system(system), {})
 
 
 def make_system(
@@ -129,15 +139,7 @@ def make_system(
     or, for an LLM system, the model behind `client` playing the agent. A retry of a task
     passes the seeds of its earlier attempts and how likely their slips recur (`Slipper`)."""
     if name in LLM_SYSTEMS:
-        if client is None:
-            raise WhowhenError(
-                f"system {name!r} needs a model: set agents.model in the config",
-                field="agents.model",
-            )
-        bench = get_benchmark(benchmark, bench_cfg)
-        return LLMReactSystem(
-            client, bench.tools, seed=seed, prompt=role_prompt("react", benchmark)
-        )
+        return _model_team(name, benchmark, client, seed, bench_cfg)
     if name not in SYSTEMS:
         known = ", ".join([*SYSTEMS, *LLM_SYSTEMS])
         raise WhowhenError(f"unknown system {name!r}; known: {known}", field="systems")
@@ -164,18 +166,103 @@ def role_prompt(system: str, benchmark: str, agent: str | None = None) -> str | 
     return prompts.get(agent)
 
 
-def pair_tools(system: str, benchmark: str) -> tuple[dict[str, Any], ...]:
+def _model_team(
+    name: str, benchmark: str, client: Any, seed: int, bench_cfg: dict[str, Any] | None
+) -> AgentSystem:
+    """`name` (an LLM system) on `benchmark`, its roles played by `client`'s models."""
+    if client is None:
+        raise WhowhenError(
+            f"system {name!r} needs a model: set agents.model in the config", field="agents.model"
+        )
+    models = client if isinstance(client, AgentModels) else AgentModels(client)
+    system = base_system(name)
+    cls = SYSTEMS.get(system, {}).get(benchmark)
+    if cls is None and system != "react":
+        raise WhowhenError(
+            f"system {name!r} has no policy for benchmark {benchmark!r}", field="systems"
+        )
+    agents = cls.agents if cls is not None else ("assistant",)
+    return ModelTeam(
+        name,
+        system,
+        agents,
+        models.for_agents(agents, name),
+        pair_tools(system, benchmark, bench_cfg),
+        {a: role_prompt(system, benchmark, a) for a in agents},
+        seed=seed,
+        reference=cls(seed=seed) if cls is not None else None,
+        limits=models.limits,
+        temperature=models.temperature,
+    )
+
+
+class AgentModels:
+    """The models that play LLM systems' roles: `default` for every role, `roles` per
+    agent (a client, or `SCRIPTED` for the reference policy)."""
+
+    def __init__(
+        self,
+        default: Any,
+        roles: dict[str, Any] | None = None,
+        limits: TeamLimits | None = None,
+        temperature: float = 0.0,
+    ) -> None:
+        self.default, self.roles = default, dict(roles or {})
+        self.limits, self.temperature = limits or TeamLimits(), temperature
+
+    @property
+    def stats(self) -> ClientStats:
+        """The model calls of every client, summed."""
+        clients = {id(c): c for c in (self.default, *self.roles.values())}
+        total = ClientStats()
+        for c in clients.values():
+            if c is None or c == SCRIPTED:
+                continue
+            for key in ("calls", "cache_hits", "retries", "failures", "spent_usd", "shared"):
+                setattr(total, key, getattr(total, key) + getattr(c.stats, key))
+            for err, n in c.stats.errors.items():
+                total.errors[err] = total.errors.get(err, 0) + n
+        return total
+
+    def for_agents(self, agents: tuple[str, ...], system: str) -> dict[str, Any]:
+        clients = {a: self.roles.get(a, self.default) for a in agents}
+        missing = [a for a, c in clients.items() if c is None]
+        if missing:
+            raise WhowhenError(
+                f"system {system!r}: no model plays {', '.join(missing)}; set agents.model "
+                "or agents.roles",
+                field="agents.model",
+            )
+        return clients
+
+
+def pair_tools(
+    system: str, benchmark: str, bench_cfg: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], ...]:
     """The tool schemas an LLM playing `system` on `benchmark` is offered: code_act writes
     Python (run_python, final_answer); the others use the benchmark's own tools."""
-    if system == "code_act":
+    if base_system(system) == "code_act":
         return (RUN_PYTHON_TOOL, FINAL_ANSWER_TOOL)
-    return get_benchmark(benchmark).tools
+    return get_benchmark(benchmark, bench_cfg).tools
 
 
 def agent_client(
     agents: dict[str, Any] | None, llm: dict[str, Any] | None, models: dict[str, Any] | None
-) -> Any:
-    """The model client for LLM-played systems, or None when `agents.model` is unset."""
-    if not agents or not agents.get("model"):
+) -> AgentModels | None:
+    """The models for LLM-played systems (`agents` config section), or None when no
+    model is named."""
+    agents = agents or {}
+    names = {agents.get("model"), *(agents.get("roles") or {}).values()} - {None, SCRIPTED}
+    if not names:
         return None
-    return make_client(agents["model"], {**(llm or {}), "progress": False}, models)
+    settings = {**(llm or {}), "progress": False}
+    clients = {n: make_client(n, settings, models) for n in sorted(names)}
+    default = clients.get(agents.get("model"))
+    roles = {
+        a: SCRIPTED if m == SCRIPTED else clients[m] for a, m in (agents.get("roles") or {}).items()
+    }
+    limits = TeamLimits(
+        **{k: agents[k] for k in ("context_chars", "stall_turns", "repeat_turns", "max_tokens")
+           if k in agents}
+    )  # fmt: skip
+    return AgentModels(default, roles, limits, float(agents.get("temperature", 0.0)))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,9 +90,23 @@ def responder(name: str) -> ScriptedResponder:
         ) from None
 
 
+TURN_OPEN, TURN_CLOSE = "<|assistant|>", "<|end|>"
+"""The lines around an assistant message in the text a responder gets: a responder that
+plays an agent reads its own earlier turns from them."""
+
+
+def flatten(messages: Iterable[tuple[str, str]]) -> str:
+    """(role, text) pairs as the one text a responder gets: joined by newlines, each
+    assistant message between `TURN_OPEN` and `TURN_CLOSE` lines."""
+    return "\n".join(
+        f"{TURN_OPEN}\n{text}\n{TURN_CLOSE}" if role == "assistant" else text
+        for role, text in messages
+    )
+
+
 def prompt_text(request: ChatRequest) -> str:
-    """Every message's text, joined by newlines (what the test server hands its responder)."""
-    return "\n".join(m.joined_text() for m in request.messages)
+    """Every message's text as one (what the test server hands its responder too)."""
+    return flatten((m.role, m.joined_text()) for m in request.messages)
 
 
 def count_tokens(text: str) -> int:

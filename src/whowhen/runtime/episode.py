@@ -9,6 +9,11 @@ from whowhen.runtime.types import Action, Step
 from whowhen.schema import FEEDBACK_ACTOR
 
 
+class EndRun(Exception):
+    """Raised by a policy to end the run early for a named reason (e.g. a model that
+    repeats itself): the run ends with that reason, evaluated as it stands."""
+
+
 @dataclass
 class Episode:
     """A recorded history plus how it ended; the recorder is `apply`."""
@@ -65,6 +70,9 @@ def continue_episode(
             break
         try:
             action = system.next_action(episode.history)
+        except EndRun as exc:
+            episode.end_reason = str(exc)
+            break
         except Exception as exc:  # a policy bug is a per-run failure, recorded
             episode.end_reason = f"error: policy raised {type(exc).__name__}: {exc}"
             break

@@ -50,7 +50,8 @@ def run_row(
         "tokens_in": sum(s.cost.tokens_in for s in episode.history if s.cost),
         "tokens_out": sum(s.cost.tokens_out for s in episode.history if s.cost),
         "cost_usd": round(sum(s.cost.cost_usd for s in episode.history if s.cost), 10),
-        "meta": None,
+        # a model-played system's counts (unreadable turns, trimmed observations)
+        "meta": canonical_json(getattr(system, "stats", None)),
     }
 
 

@@ -15,10 +15,10 @@ import json
 import re
 from typing import Any
 
-from whowhen.benchmarks.arithmetic.actions import calc_action
-from whowhen.benchmarks.arithmetic.tasks import parse_problem
-from whowhen.benchmarks.table_qa.tasks import parse_question, query_for
-from whowhen.tools import calculate
+from whowhen.agents import protocol
+from whowhen.models.scripted_provider import TURN_CLOSE, TURN_OPEN
+from whowhen.runtime import Step
+from whowhen.tools import FINAL_ANSWER_TOOL, RUN_PYTHON_TOOL, calculate
 
 _STEP_LINE = re.compile(r"^\[\s*(\d+)\] ([^\s(:]+)", re.M)
 
@@ -108,41 +108,70 @@ def half_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     )
 
 
-_OBS = re.compile(r"^Observation \(calculator\): (\S+)", re.M)
-
-
 def agent_responder(prompt: str, schema: dict[str, Any] | None) -> str:
-    """Play the arithmetic agent through the text action protocol, reading only the prompt:
-    the problem, and the calculator observations so far (a wrong one propagates)."""
-    if "Question: What is the" in prompt:
-        return _table_agent(prompt)
-    if prompt.startswith("Answer the question") or "\nAnswer the question" in prompt:
+    """Play an agent of a built-in system as its reference policy would, reading only
+    the prompt: which role of which benchmark the system prompt gives, and the run so far
+    rebuilt from the rendered history (whatever is in it: an injected error, a
+    wrong observation, a model's odd turn). Dataset-file tasks get `_file_agent`."""
+    from whowhen.registry import BENCHMARKS, SYSTEMS  # the registry imports this package
+
+    rules, _, rest = prompt.partition(protocol.RULES_END + "\n")
+    role = _role_of(rules, BENCHMARKS)
+    if role is None:
         return _file_agent(prompt)
-
-    problem = prompt.split("Problem: ", 1)[-1].split("\n", 1)[0]
-    start, ops = parse_problem(problem)
-    observations = _OBS.findall(prompt)
-    total = observations[-1] if observations else str(start)
-    if len(observations) >= len(ops):
-        return (
-            f"Thought: All operations are done; the answer is {total}.\n"
-            f'Action: final_answer({{"answer": "{total}"}})'
-        )
-    op, n = ops[len(observations)]
-    action = calc_action("assistant", op, total, str(n))
-    return f"Thought: {action.content}\nAction: calculator({json.dumps(action.tool_args)})"
+    system, bench, agent = role
+    policy = SYSTEMS[system][bench]()
+    tools = (
+        (RUN_PYTHON_TOOL, FINAL_ANSWER_TOOL) if system == "code_act" else BENCHMARKS[bench].tools
+    )
+    history = _history(rest, agent, tools, len(policy.agents) > 1)
+    action = policy.next_action(history)
+    return protocol.render_turn(Step(len(history), agent, "action", action.content,
+                                     action.tool, action.tool_args))  # fmt: skip
 
 
-def _table_agent(prompt: str) -> str:
-    """Table QA: send the question's query, then answer with the value it returned."""
-    results = re.findall(r"^Observation \(sql\): value\n(\S+)", prompt, re.M)
-    if results:
-        return (
-            f"Thought: The query returned {results[-1]}.\n"
-            f'Action: final_answer({{"answer": "{results[-1]}"}})'
-        )
-    query = query_for(*parse_question(prompt.split("Question: ", 1)[1]))
-    return f"Thought: I will query the table.\nAction: sql({json.dumps({'query': query})})"
+def _role_of(rules: str, benchmarks: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(system, benchmark, agent) whose role prompt opens `rules`, if any."""
+    for name, spec in benchmarks.items():
+        for system, prompts in spec.prompts.items():
+            for agent, text in prompts.items():
+                if rules.startswith(text + "\n") and (
+                    len(prompts) == 1 or f"You are {agent}, working with" in rules
+                ):
+                    return system, name, agent
+    return None
+
+
+_BLOCK_START = re.compile(r"\n(?=\[[\w-]+\]: |Observation \([\w-]+\): |Format reminder: )")
+_TURNS = re.compile(re.escape(TURN_OPEN) + r"\n(.*?)\n" + re.escape(TURN_CLOSE) + r"(?:\n|$)", re.S)
+
+
+def _history(text: str, me: str, tools: Any, team: bool) -> list[Step]:
+    """The run rebuilt from its rendering (`protocol.to_messages`, flattened)."""
+    pieces = _TURNS.split(text)  # user text, own turn, user text, ...
+    steps: list[Step] = []
+
+    def add(actor: str, kind: str, content: str, tool: Any = None, args: Any = None) -> None:
+        steps.append(Step(len(steps), actor, kind, content, tool, args))
+
+    def add_turn(actor: str, body: str) -> None:
+        action = protocol.parse_turn(actor, body, tools, team).action
+        add(actor, "action" if action.tool else "message", action.content,
+            action.tool, action.tool_args)  # fmt: skip
+
+    for k, piece in enumerate(pieces):
+        if k % 2:
+            add_turn(me, piece)
+            continue
+        for block in _BLOCK_START.split(piece) if piece else ():
+            block = block.removesuffix("\n")
+            if m := protocol.OTHER.match(block):
+                add_turn(m.group(1), block[m.end() :])
+            elif m := re.match(r"Observation \(([\w-]+)\): ", block):
+                add(m.group(1), "observation", block[m.end() :])
+            elif not block.startswith("Format reminder: "):
+                add("user", "message", block)
+    return steps
 
 
 def _file_agent(prompt: str) -> str:
@@ -167,7 +196,7 @@ def generator_responder(prompt: str, schema: dict[str, Any] | None) -> str:
 def default_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     """Route by what the request asks for: an agent turn, an injected error, a step
     judgment (step_by_step, hybrid), a half (binary_search), or an attribution answer."""
-    if "Call one tool per turn" in prompt:
+    if protocol.RULES_END in prompt:
         return agent_responder(prompt, schema)
     if "Mistake to make:" in prompt:
         return generator_responder(prompt, schema)

@@ -29,7 +29,7 @@ from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from whowhen.models.scripted_provider import ACTION_LINE
+from whowhen.models.scripted_provider import ACTION_LINE, flatten
 from whowhen.standin.responders import attribution_responder, default_responder
 
 Responder = Callable[[str, dict[str, Any] | None], str]
@@ -129,10 +129,13 @@ class _Handler(BaseHTTPRequestHandler):
         return self._chat(body)
 
     def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
-        prompt = "\n".join(
-            m["content"]
-            if isinstance(m["content"], str)
-            else "\n".join(p.get("text", "") for p in m["content"])
+        prompt = flatten(
+            (
+                m["role"],
+                m["content"]
+                if isinstance(m["content"], str)
+                else "\n".join(p.get("text", "") for p in m["content"]),
+            )
             for m in body.get("messages", [])
         )
         fmt = body.get("response_format") or {}
