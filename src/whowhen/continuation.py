@@ -56,6 +56,7 @@ def continue_injections(
     slips: pl.DataFrame | None = None,
     slip_kind: str = "operators",
     rerollout_share: float = 1.0,
+    controls: tuple[int, float] = (0, 1.0),
 ) -> dict[str, pl.DataFrame]:
     """Warm-start each injection; returns runs, steps, continuations and labels tables.
     `client` is the model playing LLM systems (None for scripted ones). With
@@ -65,7 +66,10 @@ def continue_injections(
     whether that prefix matched and which status it gave are recorded beside, for the
     share `rerollout_share` of the injections (drawn by injection id). `slips` (the
     rollouts' slip log) marks injections whose parent already holds a recovered error
-    before the injected step: `earlier_error_step`, also stated in the label's reason."""
+    before the injected step: `earlier_error_step`, also stated in the label's reason.
+    `controls` = (k, share): for a model-played system, a flipped injection is labelled
+    only when at least `share` of k seeded control continuations of the same prefix,
+    with the original action at the injected step, succeed (see `_controls`)."""
     slipped = _slips_by_run(slips)
     tasks: dict[tuple[str, str], Any] = {}
     loaded: set[str] = set()
@@ -109,7 +113,11 @@ def continue_injections(
         agent, env, result = started
         if not _record_outcome(record, result):
             continue
-        _keep_run(out, result.episode, env, agent, run_id, seed, parent, inj, earlier)
+        labelled = True
+        if record["status"] == "flipped" and parent["system"] in LLM_SYSTEMS and controls[0]:
+            labelled = _controls(record, inj, parent, steps_of.get(inj["parent_run_id"]),
+                                 tasks, bench_cfg, seed, max_steps, client, controls)  # fmt: skip
+        _keep_run(out, result.episode, env, agent, run_id, seed, parent, inj, earlier, labelled)
         if n % 100 == 0:
             log.info("continuation: %d/%d injections", n, injections.height)
     return _shard_tables(
@@ -148,6 +156,9 @@ def _continuation_record(
         "prefix_exact": False,
         "first_mismatch_step": None,
         "earlier_error_step": None,
+        "controls_run": None,
+        "controls_ok": None,
+        "controls_passed": None,
     }
     if earlier:
         record["earlier_error_step"] = earlier[0][0]
@@ -242,8 +253,10 @@ def _keep_run(
     parent: dict[str, Any],
     inj: dict[str, Any],
     earlier: list[tuple[int, str]],
+    labelled: bool = True,
 ) -> None:
-    """Add a valid continuation's run and steps to `out`, and its label if it flipped."""
+    """Add a valid continuation's run and steps to `out`, and its label if it flipped
+    (and its control continuations, if any, allow it)."""
     out["runs"].append(
         run_row(
             episode,
@@ -258,8 +271,53 @@ def _keep_run(
         )
     )
     out["steps"] += step_rows(episode, run_id)
-    if not episode.verdict.success:
+    if labelled and not episode.verdict.success:
         out["labels"].append(_label_row(inj, run_id, earlier))
+
+
+def control_seed(seed: int, injection_id: str, j: int) -> int:
+    """The seed of an injection's j-th control continuation."""
+    return int(stable_id("control", seed, injection_id, j)[:8], 16)
+
+
+def _controls(
+    record: dict[str, Any],
+    inj: dict[str, Any],
+    parent: dict[str, Any],
+    steps: pl.DataFrame | None,
+    tasks: dict[tuple[str, str], Any],
+    bench_cfg: dict[str, Any],
+    seed: int,
+    max_steps: int,
+    client: Any,
+    controls: tuple[int, float],
+) -> bool:
+    """Whether a flipped injection of a model-played system may be labelled: a model is
+    not deterministic, so the run could have failed from this prefix without the error
+    (a loop, a slip of its own). k control continuations (fresh seeds) replay the same
+    prefix, take the *original* action at the injected step and go on; the label holds
+    when at least `share` of them succeed. The outcome is stored on the record."""
+    k, share = controls
+    bench = get_benchmark(parent["benchmark"], bench_cfg)
+    recorded = steps_from_frame(steps) if steps is not None else []
+    original = Action.from_json(inj["original_action"])
+    ok = 0
+    for j in range(k):
+        fresh = control_seed(seed, inj["injection_id"], j)
+        agent = make_system(
+            parent["system"], parent["benchmark"], client=client, bench_cfg=bench_cfg, seed=fresh
+        )
+        env = bench.make_env(tasks[(parent["benchmark"], parent["task_id"])])
+        run = warm_start(env, agent, recorded, inj["step"], original, max_steps)
+        ok += bool(run.fidelity.exact and run.episode.verdict and run.episode.verdict.success)
+    passed = ok >= share * k
+    record.update(controls_run=k, controls_ok=ok, controls_passed=passed)
+    if not passed:
+        record["reason"] = (
+            f"{record['reason']}; not labelled: {ok} of {k} control continuations "
+            "succeeded without the injection"
+        )
+    return passed
 
 
 def _label_row(inj: dict[str, Any], run_id: str, earlier: list[tuple[int, str]]) -> dict[str, Any]:
@@ -354,6 +412,10 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         rerollout_share=_share(params["continuation"].get("rerollout")),
         slips=read_table(inputs["slips"], SLIPS),
         slip_kind=params["rollouts"].get("slips", "natural"),
+        controls=(
+            int(params.get("agents", {}).get("controls", 0)),
+            float(params.get("agents", {}).get("control_share", 1.0)),
+        ),
     )
     for name, spec in SHARD_TABLES.items():
         write_table(tables[name], spec, outputs[name])

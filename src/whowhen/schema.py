@@ -263,6 +263,11 @@ CONTINUATIONS = TableSpec(
             ("rerollout_status", _STR),
             ("rerollout_label_wrong", _BOOL),
             ("earlier_error_step", _INT),
+            # model-played systems: control continuations (original action at the
+            # injected step, fresh seeds) run and succeeded; null for scripted systems
+            ("controls_run", _INT),
+            ("controls_ok", _INT),
+            ("controls_passed", _BOOL),  # enough succeeded: the label holds
         ]
     ),
     required=("run_id", "injection_id", "status", "prefix_exact"),

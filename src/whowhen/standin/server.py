@@ -49,6 +49,7 @@ class Behaviour:
     script: list[str] = field(default_factory=list)  # forced faults for the next calls, in order
     batch_polls: int = 1  # polls that see a batch `in_progress` before it completes
     native_tools: bool = True  # answer with tool_calls when tools are offered (False: text)
+    seeded: bool = False  # call the responder with the request's seed too (a sampling model)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -140,7 +141,11 @@ class _Handler(BaseHTTPRequestHandler):
         )
         fmt = body.get("response_format") or {}
         schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
-        text = self.server.behaviour.responder(prompt, schema)
+        behaviour = self.server.behaviour
+        if behaviour.seeded:
+            text = behaviour.responder(prompt, schema, body.get("seed"))  # type: ignore[call-arg]
+        else:
+            text = behaviour.responder(prompt, schema)
         n_in, n_out = max(1, len(prompt) // 4), max(1, len(text) // 4)
         message: dict[str, Any] = {"role": "assistant", "content": text}
         finish = "stop"

@@ -9,6 +9,10 @@ SELECT benchmark, system, mode,
        -- injected step: the label names the injected step, the earliest error is earlier
        count(*) FILTER (WHERE status = 'flipped' AND earlier_error_step IS NOT NULL)
                                                          AS flipped_after_recovery,
+       -- flipped, but not labelled: a model-played system failed from the same prefix
+       -- without the injection in too many control continuations
+       count(*) FILTER (WHERE status = 'flipped' AND NOT controls_passed)
+                                                         AS flipped_not_controlled,
        avg(prefix_exact::INT)                            AS prefix_exact_rate
 FROM continuations
 GROUP BY ALL
