@@ -23,6 +23,13 @@ padding:.25rem .6rem;text-align:right}th{background:#f3f3f3}td:first-child,th:fi
 img{max-width:100%;height:auto}summary{cursor:pointer;color:#345}"""
 
 
+_EMPTY = (
+    "<p><strong>Nothing to label:</strong> the built dataset is empty (no successful "
+    "rollout gave an injected run that failed); the tables below have no rows for it. "
+    "The funnel says where the injections went.</p>"
+)
+
+
 def render_report(
     metrics: dict[str, Any],
     accuracy: pl.DataFrame,
@@ -58,6 +65,7 @@ def render_report(
         "<h2>Datasets</h2>",
         f"<p>{ds['items']} labelled failures ({ds['train']} train / {ds.get('dev', 0)} dev / "
         f"{ds['test']} test, split by task).</p>",
+        *([] if ds["items"] else [_EMPTY]),
         table_html(expected.filter(pl.col("split") == "all").select("dataset", "n")),
         *(natural or []),
         "<h2>Built dataset: injection funnel</h2>",

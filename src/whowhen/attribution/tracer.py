@@ -100,8 +100,9 @@ def fit(
         if hit.size:
             target[lo + hit[0]] = 1.0
             keep.append(k)
-    if not keep:
-        raise WhowhenError("tracer-lite: no train-split run to fit on", field="labels.split")
+    if not keep:  # an empty dataset is a result: the model says it learned nothing
+        log.warning("%s: no train-split run to fit on; it will predict nothing", NAME)
+        return TracerModel(config, [0.0] * (len(DENSE) + config.dim), n_train_runs=0)
     weights, bias = _train(feats, target, np.asarray(keep), config)
     log.info("%s: fitted on %d train runs (%d left out)", NAME, len(keep), len(gold) - len(keep))
     return TracerModel(config, [float(w) for w in weights], float(bias), n_train_runs=len(keep))
@@ -114,15 +115,18 @@ def scores(model: TracerModel, feats: Features) -> np.ndarray:
 
 def predict(model: TracerModel, runs: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
     """One PREDICTIONS row per run: the highest-scoring agent step and its actor (a run
-    without agent steps gets none)."""
+    without agent steps gets none, and a model fitted on nothing predicts nothing)."""
     started = time.perf_counter()
     feats = build(runs, steps, model.config.dim)
     s = scores(model, feats)
     rows = []
+    unfitted = "not fitted: the dataset had no train-split run"
     for k, run_id in enumerate(feats.run_ids):
         lo, hi = feats.offsets[k], feats.offsets[k + 1]
-        row: dict[str, Any] = prediction_row(run_id, model.name, reason="no agent step")
-        if hi > lo:
+        row: dict[str, Any] = prediction_row(
+            run_id, model.name, reason="no agent step" if model.n_train_runs else unfitted
+        )
+        if hi > lo and model.n_train_runs:
             best = lo + int(np.argmax(s[lo:hi]))  # ties: the earliest step
             top = {int(feats.steps[i]): round(float(s[i]), 4) for i in range(lo, hi)}
             row.update(

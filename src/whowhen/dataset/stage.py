@@ -34,10 +34,24 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         write_table(data[name], SHARD_TABLES[name], outputs[name])
     # how each injection was continued (the funnel): kept beside the shards, not in the
     # dataset, since it records where each item was injected
-    write_table(
-        pl.concat([p["continuations"] for p in parts]), CONTINUATIONS, outputs["continuations"]
-    )
+    continuations = pl.concat([p["continuations"] for p in parts])
+    write_table(continuations, CONTINUATIONS, outputs["continuations"])
+    if data["labels"].is_empty():
+        log.warning("warning: %s", nothing_to_label(continuations))
     audit(data, opts, outputs["audit"])
+
+
+def nothing_to_label(continuations: pl.DataFrame) -> str:
+    """The one line that says why the dataset is empty (a result, not a crash)."""
+    if continuations.is_empty():
+        why = "no injections were planned (no rollout succeeded, or none had a step to inject)"
+    else:
+        flipped = continuations.filter(pl.col("status") == "flipped").height
+        why = (
+            f"{continuations.height} injections, {flipped} flipped, none kept "
+            "(recovered, invalid, failed controls or filtered out)"
+        )
+    return f"nothing to label: {why}; the dataset is empty, and the report says so"
 
 
 def audit(data: dict[str, pl.DataFrame], opts: dict[str, Any], out: str) -> pl.DataFrame:
