@@ -55,6 +55,8 @@ def local_server():
             str(port),
             "--n_ctx",
             "4096",
+            "--cache",
+            "true",
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -103,3 +105,31 @@ def test_attribution_with_schema_constrained_local_model(local_server, tmp_path)
     assert parsed.height >= 1
     assert set(parsed["agent"]) <= {"solver", "verifier"}
     assert (preds["cost_usd"] == 0).all()  # a local model is free (listed at 0 in prices)
+
+
+def test_the_local_agents_profile_runs_end_to_end(local_server, tmp_path) -> None:
+    """The documented `local-agents` profile with the real model playing the agents, at a
+    smaller size (the full profile's figures are quoted in the README): the workflow
+    finishes, the model-played runs are recorded with their parse and stop counts, every
+    warm start that ran replayed its prefix exactly, and the report renders."""
+    import polars as pl
+    import yaml
+
+    from .workdir import make_project, snakemake
+
+    profile = yaml.safe_load((ROOT / "config/profiles/local-agents.yaml").read_text())
+    profile["models"]["smollm2"]["base_url"] = local_server
+    profile["benchmarks"]["arithmetic"]["n_tasks"] = 8
+    project = make_project(
+        tmp_path / "p", yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    )
+    (project / "config/profiles/local-agents.yaml").write_text(yaml.safe_dump(profile))
+    proc = snakemake(project, "--cores", "2", "--configfile", "config/profiles/local-agents.yaml")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for system in ("llm_react", "llm_solver_verifier"):
+        runs = pl.read_parquet(project / f"results/rollouts/arithmetic/{system}/runs.parquet")
+        assert runs.height == 8 and (runs["policy"] == "openai-compatible/smollm2-135m").all()
+        assert runs["meta"].str.contains("parse_failures").all()
+    cont = pl.read_parquet(project / "results/continuation/continuations.parquet")
+    assert cont.filter(pl.col("status") != "invalid")["prefix_exact"].all()
+    assert (project / "reports/report.html").stat().st_size > 0

@@ -382,6 +382,7 @@ def test_metrics_of_llm_predictions_over_http() -> None:
     def responder(prompt: str, schema):
         """Deterministic: a third of the trajectories get an unusable answer, repair too."""
         key = prompt.split("Trajectory:")[1] if "Trajectory:" in prompt else prompt
+        key = key.split("\n<|assistant|>")[0]  # a repair request: the same trajectory
         if zlib.crc32(key.encode()) % 3 == 0:
             return "I am not sure."
         return attribution_responder(prompt, schema)

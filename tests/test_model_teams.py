@@ -196,3 +196,21 @@ def test_labels_of_a_stochastic_model_need_successful_controls() -> None:
     assert set(kept["run_id"]) <= labelled and not set(dropped["run_id"]) & labelled
     assert dropped["reason"].str.contains("control continuations succeeded").all()
     assert (~dropped["controls_passed"]).all() and kept["controls_passed"].all()
+
+
+def test_the_report_shows_what_the_model_did_beside_the_scripted_reference() -> None:
+    from whowhen.analysis.played import played_html, played_table
+
+    with TestServer(Behaviour(responder=_looping, native_tools=False)) as srv:
+        played, _, _ = run_rollouts(
+            "arithmetic", "llm_react", {"n_tasks": 2}, 1, 0.0, 200, client=_client(srv)
+        )
+    scripted, _, _ = run_rollouts("arithmetic", "react", {"n_tasks": 2}, 1, 0.0, 200)
+    table = played_table(pl.concat([played, scripted]))
+    rows = {r["system"]: r for r in table.iter_rows(named=True)}
+    assert set(rows) == {"react", "llm_react"}
+    assert rows["llm_react"]["success_rate"] == 0 and rows["react"]["success_rate"] == 1
+    assert rows["llm_react"]["unreadable_turns"] == 8 and rows["llm_react"]["stopped_early"] == 2
+    assert rows["react"]["unreadable_turns"] == 0 and rows["react"]["tokens_in"] == 0
+    assert "Model-played systems" in "".join(played_html(table))
+    assert played_table(scripted).is_empty() and played_html(played_table(scripted)) == []

@@ -13,6 +13,7 @@ from snakemake.utils import update_config
 
 from whowhen.config import check_files, validate_config
 from whowhen.errors import WhowhenError
+from whowhen.standin.server import Behaviour, TestServer
 
 from .conftest import ROOT
 from .workdir import make_project, snakemake
@@ -61,3 +62,63 @@ def test_every_profile_passes_a_dry_run(tmp_path) -> None:
     with ThreadPoolExecutor(max_workers=2) as pool:
         for name, returncode, stderr in pool.map(dry_run, projects):
             assert returncode == 0, f"{name}: {stderr}"
+
+
+def _uses_models(profile: Path) -> bool:
+    data = yaml.safe_load(profile.read_text())
+    return bool((data.get("attribution") or {}).get("llm") or (data.get("agents") or {}))
+
+
+MODEL_PROFILES = [p for p in PROFILES if _uses_models(p)]
+
+
+def _at_the_test_server(profile: Path, srv: TestServer) -> tuple[dict, dict]:
+    """The profile with every model it names pointed at the test server, and a second
+    config file that makes the run tiny (one benchmark, a few tasks, no imports, no
+    feedback pairs) without touching what the profile says."""
+    data = yaml.safe_load(profile.read_text())
+    merged = _merged(profile)
+    named = {item["model"] for item in merged["attribution"]["llm"]}
+    named |= {merged["agents"].get("model"), merged["injection"].get("generator")}
+    named |= {merged["taxonomy"].get("annotator"), *merged["agents"].get("roles", {}).values()}
+    models = {}
+    for name in sorted(n for n in named if n and n != "scripted"):
+        entry = merged["models"].get(name, {"id": name})
+        url = srv.gemini_url if entry["id"].startswith("gemini/") else srv.url
+        models[name] = {**({} if name in merged["models"] else {"id": name}), "base_url": url}
+    tiny = {
+        "only_benchmarks": ["arithmetic"],
+        "benchmarks": {"arithmetic": {"n_tasks": 3, "min_ops": 1, "max_ops": 2}},
+        "imports": [],
+        "feedback": {"benchmarks": [], "systems": []},
+        "models": models,
+    }
+    if "systems" not in data:
+        tiny["systems"] = ["react"]
+    return data, tiny
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", MODEL_PROFILES, ids=lambda p: p.stem)
+def test_each_model_profile_runs_against_the_test_server(profile: Path, tmp_path, monkeypatch):
+    """The profile as written (its models, roles, attributors and sources), with each
+    model's base URL overridden to the test server, on a tiny run: the workflow ends
+    and every LLM attributor the profile names predicted the built items."""
+    for key in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_COMPATIBLE_API_KEY"):
+        monkeypatch.setenv(key, "test-key")
+    with TestServer(Behaviour(native_tools=False)) as srv:
+        data, tiny = _at_the_test_server(profile, srv)
+        project = make_project(
+            tmp_path / "p", yaml.safe_load((ROOT / "config/config.yaml").read_text())
+        )
+        (project / "config/profiles/tiny.yaml").write_text(yaml.safe_dump(tiny))
+        proc = snakemake(
+            project, "--cores", "2", "--configfile", f"config/profiles/{profile.name}",
+            "config/profiles/tiny.yaml",
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert srv.completed > 0  # the models were asked, over HTTP
+    for item in data.get("attribution", {}).get("llm", []):
+        preds = project / f"results/predictions/built/{item['name']}.parquet"
+        assert preds.exists(), item["name"]
+    assert (project / "reports/report.html").stat().st_size > 0

@@ -94,6 +94,13 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
                 field=f"attribution.llm.{i}.name",
             )
     _check_agents(config, source)
+    for i, name in enumerate(config["only_benchmarks"] or []):
+        if name not in config["benchmarks"]:
+            raise WhowhenError(
+                f"{name!r} is not a configured benchmark ({', '.join(config['benchmarks'])})",
+                path=source,
+                field=f"only_benchmarks.{i}",
+            )
     names = [item["name"] for item in config["imports"]]
     for i, name in enumerate(names):
         if names.index(name) != i:

@@ -12,8 +12,8 @@ from typing import Any
 
 import polars as pl
 
+from whowhen.continuation_checks import Shard, compare_rerollout, controls_pass, sampled
 from whowhen.errors import WhowhenError
-from whowhen.injection.operators import slip_model
 from whowhen.registry import LLM_SYSTEMS, agent_client, get_benchmark, make_system
 from whowhen.runtime import (
     Action,
@@ -23,8 +23,8 @@ from whowhen.runtime import (
     WarmStartResult,
     warm_start,
 )
+from whowhen.runtime.parallel import in_parallel
 from whowhen.runtime.records import by_run, run_row, step_rows, steps_from_frame
-from whowhen.runtime.rerollout import rerollout
 from whowhen.schema import (
     CONTINUATIONS,
     INJECTIONS,
@@ -69,20 +69,17 @@ def continue_injections(
     before the injected step: `earlier_error_step`, also stated in the label's reason.
     `controls` = (k, share): for a model-played system, a flipped injection is labelled
     only when at least `share` of k seeded control continuations of the same prefix,
-    with the original action at the injected step, succeed (see `_controls`)."""
+    with the original action at the injected step, succeed
+    (`continuation_checks.controls_pass`)."""
     slipped = _slips_by_run(slips)
-    tasks: dict[tuple[str, str], Any] = {}
-    loaded: set[str] = set()
     parents = {r["run_id"]: r for r in runs.iter_rows(named=True)}
+    shard = Shard(_tasks_of(parents.values(), bench_cfg, seed), bench_cfg, seed, max_steps, client)
     steps_of = by_run(steps)
-    # one parent's injections one after another: its task's environment state (the SQL
-    # worker's tables) is still warm; the tables come out in injection-id order all the same
-    per_injection: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    order = injections.sort("parent_run_id", "injection_id").iter_rows(named=True)
-    for n, inj in enumerate(order, start=1):
-        out = per_injection.setdefault(
-            inj["injection_id"], {"runs": [], "steps": [], "continuations": [], "labels": []}
-        )
+
+    def one(inj: dict[str, Any]) -> tuple[str, dict[str, list[dict[str, Any]]]]:
+        """The rows one injection adds: its continuations record, and its run, steps and
+        label where the warm start was valid."""
+        out: dict[str, list[dict[str, Any]]] = {k: [] for k in SHARD_TABLES}
         parent = parents.get(inj["parent_run_id"])
         run_id = stable_id("injected", inj["injection_id"])
         earlier = sorted(e for e in slipped.get(inj["parent_run_id"], []) if e[0] < inj["step"])
@@ -90,34 +87,36 @@ def continue_injections(
         out["continuations"].append(record)
         if parent is None:
             record["reason"] = f"parent run {inj['parent_run_id']} not in the rollouts"
-            continue
+            return inj["injection_id"], out
+        parent_steps = steps_of.get(inj["parent_run_id"], steps.clear())
         started = _warm_start_injection(
             inj,
             parent,
             record,
-            steps_of.get(inj["parent_run_id"], steps.clear()),
-            tasks,
-            loaded,
-            bench_cfg=bench_cfg,
-            seed=seed,
-            max_steps=max_steps,
-            client=client,
+            parent_steps,
+            shard,
             rerollout=(
                 None
-                if rerollout_slip_rate is None or not _sampled(inj, seed, rerollout_share)
+                if rerollout_slip_rate is None or not sampled(inj, seed, rerollout_share)
                 else (rerollout_slip_rate, slip_kind)
             ),
         )
-        if started is None:
-            continue
+        if started is None or not _record_outcome(record, started[2]):
+            return inj["injection_id"], out
         agent, env, result = started
-        if not _record_outcome(record, result):
-            continue
         labelled = True
         if record["status"] == "flipped" and parent["system"] in LLM_SYSTEMS and controls[0]:
-            labelled = _controls(record, inj, parent, steps_of.get(inj["parent_run_id"]),
-                                 tasks, bench_cfg, seed, max_steps, client, controls)  # fmt: skip
+            labelled = controls_pass(record, inj, parent, parent_steps, shard, controls)
         _keep_run(out, result.episode, env, agent, run_id, seed, parent, inj, earlier, labelled)
+        return inj["injection_id"], out
+
+    # one parent's injections one after another: its task's environment state (the SQL
+    # worker's tables) is still warm; the tables come out in injection-id order all the same
+    # (model-played shards go up to the models' concurrency at a time)
+    order = list(injections.sort("parent_run_id", "injection_id").iter_rows(named=True))
+    per_injection: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for n, (injection_id, out) in enumerate(in_parallel(one, order, client), start=1):
+        per_injection[injection_id] = out
         if n % 100 == 0:
             log.info("continuation: %d/%d injections", n, injections.height)
     return _shard_tables(
@@ -127,6 +126,15 @@ def continue_injections(
         },
         injections.height,
     )
+
+
+def _tasks_of(parents: Any, bench_cfg: dict[str, Any], seed: int) -> dict[tuple[str, str], Any]:
+    """(benchmark, task id) -> task, for every benchmark the parent runs come from."""
+    tasks: dict[tuple[str, str], Any] = {}
+    for name in sorted({p["benchmark"] for p in parents}):
+        bench = get_benchmark(name, bench_cfg)
+        tasks.update({(name, t.task_id): t for t in bench.make_tasks(bench_cfg, seed)})
+    return tasks
 
 
 def _slips_by_run(slips: pl.DataFrame | None) -> dict[str, list[tuple[int, str]]]:
@@ -170,29 +178,21 @@ def _warm_start_injection(
     parent: dict[str, Any],
     record: dict[str, Any],
     steps: pl.DataFrame,
-    tasks: dict[tuple[str, str], Any],
-    loaded: set[str],
+    shard: Shard,
     *,
-    bench_cfg: dict[str, Any],
-    seed: int,
-    max_steps: int,
-    client: Any,
     rerollout: tuple[float, str] | None,
 ) -> tuple[AgentSystem, Environment, WarmStartResult] | None:
     """(agent, env, warm-start result) for one injection (`steps`: its parent run's), or
-    None with the reason recorded. A benchmark's tasks are generated into `tasks` the
-    first time one of its runs comes up."""
+    None with the reason recorded."""
+    tasks, bench_cfg, seed, max_steps = shard.tasks, shard.bench_cfg, shard.seed, shard.max_steps
     bench = get_benchmark(parent["benchmark"], bench_cfg)
     key = (parent["benchmark"], parent["task_id"])
-    if bench.name not in loaded:
-        loaded.add(bench.name)
-        tasks.update({(bench.name, t.task_id): t for t in bench.make_tasks(bench_cfg, seed)})
     if key not in tasks:
         record["reason"] = f"task {parent['task_id']} not generated by this config"
         return None
     # the reference policy, without slips (or the same model, for an LLM system)
     agent = make_system(
-        parent["system"], parent["benchmark"], seed=seed, client=client, bench_cfg=bench_cfg
+        parent["system"], parent["benchmark"], seed=seed, client=shard.client, bench_cfg=bench_cfg
     )
     env = bench.make_env(tasks[key])
     recorded = steps_from_frame(steps)
@@ -210,7 +210,7 @@ def _warm_start_injection(
         return None
     if rerollout is not None and parent["system"] not in LLM_SYSTEMS:
         record.update(
-            _compare_rerollout(
+            compare_rerollout(
                 lambda bench=bench, task=tasks[key]: bench.make_env(task),
                 parent,
                 recorded,
@@ -275,51 +275,6 @@ def _keep_run(
         out["labels"].append(_label_row(inj, run_id, earlier))
 
 
-def control_seed(seed: int, injection_id: str, j: int) -> int:
-    """The seed of an injection's j-th control continuation."""
-    return int(stable_id("control", seed, injection_id, j)[:8], 16)
-
-
-def _controls(
-    record: dict[str, Any],
-    inj: dict[str, Any],
-    parent: dict[str, Any],
-    steps: pl.DataFrame | None,
-    tasks: dict[tuple[str, str], Any],
-    bench_cfg: dict[str, Any],
-    seed: int,
-    max_steps: int,
-    client: Any,
-    controls: tuple[int, float],
-) -> bool:
-    """Whether a flipped injection of a model-played system may be labelled: a model is
-    not deterministic, so the run could have failed from this prefix without the error
-    (a loop, a slip of its own). k control continuations (fresh seeds) replay the same
-    prefix, take the *original* action at the injected step and go on; the label holds
-    when at least `share` of them succeed. The outcome is stored on the record."""
-    k, share = controls
-    bench = get_benchmark(parent["benchmark"], bench_cfg)
-    recorded = steps_from_frame(steps) if steps is not None else []
-    original = Action.from_json(inj["original_action"])
-    ok = 0
-    for j in range(k):
-        fresh = control_seed(seed, inj["injection_id"], j)
-        agent = make_system(
-            parent["system"], parent["benchmark"], client=client, bench_cfg=bench_cfg, seed=fresh
-        )
-        env = bench.make_env(tasks[(parent["benchmark"], parent["task_id"])])
-        run = warm_start(env, agent, recorded, inj["step"], original, max_steps)
-        ok += bool(run.fidelity.exact and run.episode.verdict and run.episode.verdict.success)
-    passed = ok >= share * k
-    record.update(controls_run=k, controls_ok=ok, controls_passed=passed)
-    if not passed:
-        record["reason"] = (
-            f"{record['reason']}; not labelled: {ok} of {k} control continuations "
-            "succeeded without the injection"
-        )
-    return passed
-
-
 def _label_row(inj: dict[str, Any], run_id: str, earlier: list[tuple[int, str]]) -> dict[str, Any]:
     """The exact label of a flipped run: the injected step; the reason notes an earlier slip."""
     return {
@@ -348,47 +303,6 @@ def _shard_tables(out: dict[str, list[dict[str, Any]]], total: int) -> dict[str,
     counts = result_tables["continuations"]["status"].value_counts().sort("status").rows()
     log.info("continuation: %d injections -> %s", total, dict(counts))
     return result_tables
-
-
-def _sampled(inj: dict[str, Any], seed: int, share: float) -> bool:
-    """Whether this injection is in the re-rollout comparison's seeded sample."""
-    return (
-        share >= 1 or int(stable_id("compare", seed, inj["injection_id"])[:8], 16) < share * 16**8
-    )
-
-
-def _compare_rerollout(
-    make_env: Any,
-    parent: dict[str, Any],
-    recorded: list[Any],
-    inj: dict[str, Any],
-    seed: int,
-    slipping: tuple[float, str],
-    max_steps: int,
-    bench_cfg: dict[str, Any],
-) -> dict[str, Any]:
-    """The re-rollout's prefix match and status for one injection (see runtime.rerollout)."""
-    system, bench = parent["system"], parent["benchmark"]
-    fresh = int(stable_id("rerollout", seed, inj["injection_id"])[:8], 16)
-    result = rerollout(
-        make_env,
-        make_system(
-            system, bench, slipping[0], fresh, slip_model(slipping[1]), bench_cfg=bench_cfg
-        ),
-        make_system(system, bench, seed=seed, bench_cfg=bench_cfg),
-        recorded,
-        inj["step"],
-        Action.from_json(inj["replacement_action"]),
-        max_steps,
-    )
-    ok = result.episode.verdict is not None and result.episode.verdict.success
-    status = "recovered" if ok else "flipped"
-    return {
-        "rerollout_prefix_exact": result.prefix_exact,
-        "rerollout_status": status if result.aligned else "invalid",
-        # a flipped re-rollout whose drifted prefix fails on its own: a wrong label
-        "rerollout_label_wrong": bool(not ok and result.fails_without_injection),
-    }
 
 
 def _share(rerollout: bool | float | None) -> float:

@@ -101,6 +101,7 @@ def discover() -> dict[str, Benchmark]:
 
 
 discover()
+whowhen.standin.responders.know(BENCHMARKS, SYSTEMS)  # the stand-in plays these
 
 
 def get_benchmark(name: str, cfg: dict[str, Any] | None = None) -> Benchmark:
@@ -193,7 +194,14 @@ def _model_team(
         reference=cls(seed=seed) if cls is not None else None,
         limits=models.limits,
         temperature=models.temperature,
+        example=_example(system, benchmark),
     )
+
+
+def _example(system: str, benchmark: str) -> tuple[Any, ...]:
+    """The benchmark's worked example run for `system`, if it has one."""
+    spec = BENCHMARKS.get(benchmark)
+    return tuple(spec.examples.get(system, ())) if spec is not None else ()
 
 
 class AgentModels:
@@ -206,8 +214,10 @@ class AgentModels:
         roles: dict[str, Any] | None = None,
         limits: TeamLimits | None = None,
         temperature: float = 0.0,
+        concurrency: int = 1,
     ) -> None:
         self.default, self.roles = default, dict(roles or {})
+        self.concurrency = max(1, concurrency)  # runs played at once (llm.max_concurrency)
         self.limits, self.temperature = limits or TeamLimits(), temperature
 
     @property
@@ -263,6 +273,13 @@ def agent_client(
     }
     limits = TeamLimits(
         **{k: agents[k] for k in ("context_chars", "stall_turns", "repeat_turns", "max_tokens")
-           if k in agents}
+           if k in agents},
+        json_turns=agents.get("turn_format") == "json",
     )  # fmt: skip
-    return AgentModels(default, roles, limits, float(agents.get("temperature", 0.0)))
+    return AgentModels(
+        default,
+        roles,
+        limits,
+        float(agents.get("temperature", 0.0)),
+        int((llm or {}).get("max_concurrency", 1)),
+    )

@@ -11,6 +11,7 @@ from whowhen.injection.operators import slip_model
 from whowhen.media import media_root
 from whowhen.registry import LLM_SYSTEMS, agent_client, get_benchmark, make_system
 from whowhen.runtime import AgentSystem, run_episode
+from whowhen.runtime.parallel import in_parallel
 from whowhen.runtime.records import run_row, step_rows
 from whowhen.schema import RUNS, SLIPS, STEPS, stable_id, to_arrow, write_table
 
@@ -38,8 +39,8 @@ def run_rollouts(
     model (`injection.operators.SLIP_MODELS`; the pipeline's default is `natural`)."""
     bench = get_benchmark(benchmark, bench_cfg)
     tasks = bench.make_tasks(bench_cfg, seed)
-    runs, steps, slips = [], [], []
-    for i, task in enumerate(tasks, start=1):
+
+    def one(task: Any) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
         agent = make_system(
             system,
             benchmark,
@@ -52,21 +53,24 @@ def run_rollouts(
         env = bench.make_env(task)
         episode = run_episode(env, agent, max_steps)
         run_id = rollout_id(benchmark, task.task_id, system, agent.policy, seed, slip_rate)
-        runs.append(
-            run_row(
-                episode,
-                env,
-                agent,
-                run_id=run_id,
-                seed=seed,
-                origin="rollout",
-                parent_run_id=None,
-                gold_answer=str(task.answer),
-                question=task.question,
-            )
+        row = run_row(
+            episode,
+            env,
+            agent,
+            run_id=run_id,
+            seed=seed,
+            origin="rollout",
+            parent_run_id=None,
+            gold_answer=str(task.answer),
+            question=task.question,
         )
-        steps += step_rows(episode, run_id)
-        slips += _slip_rows(agent, run_id, benchmark, system)
+        return row, step_rows(episode, run_id), _slip_rows(agent, run_id, benchmark, system)
+
+    runs, steps, slips = [], [], []
+    for i, (row, step_part, slip_part) in enumerate(in_parallel(one, tasks, client), start=1):
+        runs.append(row)
+        steps += step_part
+        slips += slip_part
         if i % 50 == 0 or i == len(tasks):
             log.info("rollouts %s/%s: %d/%d tasks", benchmark, system, i, len(tasks))
     return _rollout_tables(runs, steps, slips, benchmark, system)

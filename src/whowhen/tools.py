@@ -17,6 +17,12 @@ from whowhen.runtime import Action
 from whowhen.sandbox import Limits
 from whowhen.sandbox import run_python as sandboxed
 
+_NUM = r"-?[0-9]+([.][0-9]+)?"  # [.]: llama.cpp grammars reject an escaped dot
+ONE_OPERATION = rf"^{_NUM} ?[-+*/] ?{_NUM}$"
+NUMBER = rf"^{_NUM}$"
+"""Two numbers and one of + - * /: what a calculator call that applies one operation
+at a time looks like (the arithmetic benchmark's tool says so in its schema)."""
+
 CALCULATOR_TOOL = {
     "name": "calculator",
     "description": "Evaluate an arithmetic expression (+ - * / and "

@@ -19,6 +19,7 @@ rule analysis:
         candidates=rules.taxonomy.output.candidates,
         predictions=rules.attribution_all.input.predictions,
         feedback=feedback_paths("attempts"),  # [] when config `feedback` selects no pair
+        rollouts=shard_paths("results/rollouts/{benchmark}/{system}/runs.parquet"),
     output:
         metrics="results/metrics.json",
         accuracy="results/analysis/accuracy.csv",

@@ -3,10 +3,10 @@ import os
 
 from whowhen.registry import has_policy
 
-# the (benchmark, system) matrix: every configured pair that has a policy
-SHARDS = [
-    (b, s) for b in sorted(config["benchmarks"]) for s in config["systems"] if has_policy(s, b)
-]
+# the (benchmark, system) matrix: every configured pair that has a policy (of the
+# benchmarks `only_benchmarks` names, where it names some)
+RUN_BENCHMARKS = sorted(config.get("only_benchmarks") or config["benchmarks"])
+SHARDS = [(b, s) for b in RUN_BENCHMARKS for s in config["systems"] if has_policy(s, b)]
 IMPORTS = {item["name"]: item for item in config["imports"]}
 ATTRIBUTORS = config["attribution"]["attributors"] + [a["name"] for a in config["attribution"]["llm"]]
 # the feedback loop's shards: the configured pairs it reruns (config `feedback`)
@@ -19,7 +19,7 @@ FEEDBACK_SHARDS = [
 DATASETS = {"built": "results/dataset"} | {n: f"results/imports/{n}" for n in IMPORTS}
 # shards whose agents run code in the sandbox (a process per run) take longest: the
 # scheduler starts them first, so the short ones fill the other cores at the end
-SANDBOX_SYSTEMS = {"code_act", "pipeline"}
+SANDBOX_SYSTEMS = {"code_act", "pipeline", "llm_code_act", "llm_pipeline"}
 
 
 def shard_priority(wildcards):

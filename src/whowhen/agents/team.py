@@ -56,6 +56,7 @@ class TeamLimits:
     stall_turns: int = 4  # a lone agent with no tool call this many turns in a row
     repeat_turns: int = 3  # the same agent's identical turn this many times in a row
     max_tokens: int = 256
+    json_turns: bool = False  # each turn one JSON object, constrained by a schema
 
 
 class ModelTeam:
@@ -74,11 +75,13 @@ class ModelTeam:
         reference: Any = None,
         limits: TeamLimits | None = None,
         temperature: float = 0.0,
+        example: Sequence[Step] = (),
     ) -> None:
         self.name, self.system, self.agents = name, system, tuple(agents)
         self.topology = "single" if len(self.agents) == 1 else "multi"
         self.clients, self.tools, self.prompts = dict(clients), tuple(tools), dict(prompts)
         self.reference, self.limits = reference, limits or TeamLimits()
+        self.example = tuple(example)
         models = sorted({c if c == SCRIPTED else c.spec.model_id for c in self.clients.values()})
         self.policy = "+".join(models)
         self.settings = Settings(temperature=temperature, max_tokens=self.limits.max_tokens,
@@ -104,19 +107,23 @@ class ModelTeam:
         team = len(self.agents) > 1
         shown, trimmed = protocol.fit(history, self.limits.context_chars)
         self.trimmed += trimmed
-        rules = protocol.system_prompt(self.tools, self.prompts.get(agent), agent, self.agents)
+        json_turns = self.limits.json_turns
+        rules = protocol.system_prompt(
+            self.tools, self.prompts.get(agent), agent, self.agents, json_turns, self.example
+        )
         request = ChatRequest(
-            (Message.text("system", rules), *protocol.to_messages(shown, agent, team)),
+            (Message.text("system", rules), *protocol.to_messages(shown, agent, team, json_turns)),
+            schema=protocol.turn_schema(self.tools, self.agents) if json_turns else None,
             settings=self.settings,
-            tools=self.tools if client.spec.native_tools else (),
+            tools=self.tools if client.spec.native_tools and not json_turns else (),
         )
         result = client.complete([request])[0]
         if not result.ok:
             raise RuntimeError(f"model call failed: {result.error}")
         cost = StepCost(result.usage.input_tokens, result.usage.output_tokens,
                         result.cost_usd, round(result.latency_s, 6))  # fmt: skip
-        native = self._native(agent, result)
-        turn = native or protocol.parse_turn(agent, result.text or "", self.tools, team)
+        read = protocol.parse_json_turn if json_turns else protocol.parse_turn
+        turn = self._native(agent, result) or read(agent, result.text or "", self.tools, team)
         if turn.problem is not None:
             self.parse_failures += 1
         return dataclasses.replace(turn.action, cost=cost)

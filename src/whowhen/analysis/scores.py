@@ -59,10 +59,10 @@ def random_expected(labels: pl.DataFrame, runs: pl.DataFrame, steps: pl.DataFram
 
 
 def funnel(continuations: pl.DataFrame) -> pl.DataFrame:
-    if "earlier_error_step" not in continuations.columns:  # tables from before the flag
-        continuations = continuations.with_columns(
-            pl.lit(None, dtype=pl.Int64).alias("earlier_error_step")
-        )
+    # tables from before a column existed (the earlier-slip flag, the control outcome)
+    for name, dtype in (("earlier_error_step", pl.Int64), ("controls_passed", pl.Boolean)):
+        if name not in continuations.columns:
+            continuations = continuations.with_columns(pl.lit(None, dtype=dtype).alias(name))
     return run_sql("funnel", {"continuations": continuations})
 
 

@@ -24,6 +24,7 @@ from whowhen.analysis.feedback_analysis import FEEDBACK_TABLES, feedback_html, f
 from whowhen.analysis.feedback_analysis import FIGURES as FEEDBACK_FIGURES
 from whowhen.analysis.figures import accuracy_figure, modes_figure
 from whowhen.analysis.items import scored_items
+from whowhen.analysis.played import played_html, played_table
 from whowhen.analysis.report import (
     built_dataset_html,
     figures_html,
@@ -267,6 +268,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         + learned_html(acc, sorted(set(built_runs["benchmark"])))
         + metrics_html(breakdown, split=split)
         + [feedback_html(tables, figure)]
+        + played_html(played_table(read_tables(list(inputs.get("rollouts", [])), RUNS)))
         + trajectories_html(items, runs, split)
     )
     report = render_report(

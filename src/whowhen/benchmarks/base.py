@@ -91,7 +91,9 @@ class Benchmark:
     scripted agents (e.g. a dataset file). `coverage` (mode -> the systems on which its
     operators must change outcomes, from their `covers` marks) is what tests hold the
     operators to; `config_schema` is the JSON Schema of its config section, `check_config`
-    what a schema cannot check."""
+    what a schema cannot check. `examples` (system -> a short worked run, as Steps) is
+    shown to a model playing the system, in its turn format: small models follow an
+    example far better than a description."""
 
     name: str
     modality: str
@@ -105,13 +107,14 @@ class Benchmark:
     coverage: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     config_schema: Mapping[str, Any] = field(default_factory=lambda: DEFAULT_CONFIG_SCHEMA)
     check_config: ConfigCheck = _no_config_check
+    examples: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
 
     @classmethod
     def from_modules(cls, tasks: ModuleType, env: ModuleType, *agents: ModuleType) -> Benchmark:
         """The record of a package laid out the usual way: `tasks` (BENCHMARK, MODALITY,
         CATEGORY, make_tasks, and optionally CONFIG_SCHEMA and check_config), `env` (Env,
-        TOOL_SPECS) and the modules holding POLICIES, OPERATORS and PROMPTS (each may be
-        absent)."""
+        TOOL_SPECS) and the modules holding POLICIES, OPERATORS, PROMPTS and EXAMPLES (each
+        may be absent)."""
 
         def table(name: str) -> dict[str, Any]:
             return next((getattr(m, name) for m in agents if hasattr(m, name)), {})
@@ -129,6 +132,7 @@ class Benchmark:
             coverage_of(table("OPERATORS")),
             getattr(tasks, "CONFIG_SCHEMA", DEFAULT_CONFIG_SCHEMA),
             getattr(tasks, "check_config", _no_config_check),
+            table("EXAMPLES"),
         )
 
 

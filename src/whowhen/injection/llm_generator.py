@@ -18,15 +18,25 @@ from whowhen.models import ChatRequest, Message, Settings
 from whowhen.runtime import Action
 from whowhen.taxonomy import Mode
 
-SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["content", "arguments"],
-    "properties": {
-        "content": {"type": "string"},
-        "arguments": {"type": "string", "description": "tool arguments as JSON"},
-    },
-}
+
+def schema(original: Action) -> dict[str, Any]:
+    """The reply's JSON schema: the step's text, and its tool arguments as an object with
+    the original's argument names (a server with grammars then keeps every name)."""
+    names = sorted(original.tool_args or {})
+    arguments = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": names,
+        "properties": {n: {"type": "string"} for n in names},
+    }
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["content", "arguments"],
+        "properties": {"content": {"type": "string"}, "arguments": arguments},
+    }
+
+
 SYSTEM = (
     "You write realistic mistakes for agent trajectories, for a failure-attribution "
     "benchmark. Rewrite one agent step so that it makes exactly the mistake described, "
@@ -53,11 +63,11 @@ class LLMErrorGenerator:
             f"Step to rewrite, by {original.actor}:\ncontent: {original.content}\n"
             f"tool: {original.tool}\narguments: "
             f"{json.dumps(original.tool_args, sort_keys=True)}\n\n"
-            'Reply with JSON: {"content": ..., "arguments": "<JSON object>"}'
+            'Reply with JSON: {"content": ..., "arguments": {<the same argument names>}}'
         )
         return ChatRequest(
             (Message.text("system", SYSTEM), Message.text("user", user)),
-            schema=SCHEMA,
+            schema=schema(original),
             settings=Settings(temperature=0.0, max_tokens=300),
             sample=sample,
         )
@@ -70,7 +80,9 @@ class LLMErrorGenerator:
             return None
         try:
             data = json.loads(result.text or "")
-            args = json.loads(data["arguments"]) if original.tool else None
+            args = data["arguments"] if original.tool else None
+            if isinstance(args, str):  # a model that wrote the object as a JSON string
+                args = json.loads(args)
         except (json.JSONDecodeError, KeyError, TypeError):
             return None
         if original.tool and (

@@ -108,26 +108,37 @@ def half_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     )
 
 
+_KNOWN: dict[str, dict[str, Any]] = {"benchmarks": {}, "systems": {}}
+"""The benchmarks and scripted systems the agent role can play, handed over by the
+registry (`know`), which imports this package: no import cycle."""
+
+
+def know(benchmarks: dict[str, Any], systems: dict[str, dict[str, type]]) -> None:
+    """Let the stand-in play these benchmarks' systems (the registry's live tables)."""
+    _KNOWN.update(benchmarks=benchmarks, systems=systems)
+
+
 def agent_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     """Play an agent of a built-in system as its reference policy would, reading only
     the prompt: which role of which benchmark the system prompt gives, and the run so far
     rebuilt from the rendered history (whatever is in it: an injected error, a
     wrong observation, a model's odd turn). Dataset-file tasks get `_file_agent`."""
-    from whowhen.registry import BENCHMARKS, SYSTEMS  # the registry imports this package
-
     rules, _, rest = prompt.partition(protocol.RULES_END + "\n")
-    role = _role_of(rules, BENCHMARKS)
+    benchmarks, systems = _KNOWN["benchmarks"], _KNOWN["systems"]
+    role = _role_of(rules, benchmarks)
     if role is None:
         return _file_agent(prompt)
     system, bench, agent = role
-    policy = SYSTEMS[system][bench]()
+    policy = systems[system][bench]()
     tools = (
-        (RUN_PYTHON_TOOL, FINAL_ANSWER_TOOL) if system == "code_act" else BENCHMARKS[bench].tools
+        (RUN_PYTHON_TOOL, FINAL_ANSWER_TOOL) if system == "code_act" else benchmarks[bench].tools
     )
-    history = _history(rest, agent, tools, len(policy.agents) > 1)
+    json_turns = schema is not None  # the team asks for JSON turns with a schema
+    history = _history(rest, agent, tools, len(policy.agents) > 1, json_turns)
     action = policy.next_action(history)
-    return protocol.render_turn(Step(len(history), agent, "action", action.content,
-                                     action.tool, action.tool_args))  # fmt: skip
+    render = protocol.render_json_turn if json_turns else protocol.render_turn
+    return render(Step(len(history), agent, "action", action.content, action.tool,
+                       action.tool_args))  # fmt: skip
 
 
 def _role_of(rules: str, benchmarks: dict[str, Any]) -> tuple[str, str, str] | None:
@@ -142,11 +153,13 @@ def _role_of(rules: str, benchmarks: dict[str, Any]) -> tuple[str, str, str] | N
     return None
 
 
-_BLOCK_START = re.compile(r"\n(?=\[[\w-]+\]: |Observation \([\w-]+\): |Format reminder: )")
+_BLOCK_START = re.compile(
+    r"\n(?=\[[\w-]+\]: |Observation \([\w-]+\): |Format reminder: |Reminder: )"
+)
 _TURNS = re.compile(re.escape(TURN_OPEN) + r"\n(.*?)\n" + re.escape(TURN_CLOSE) + r"(?:\n|$)", re.S)
 
 
-def _history(text: str, me: str, tools: Any, team: bool) -> list[Step]:
+def _history(text: str, me: str, tools: Any, team: bool, json_turns: bool) -> list[Step]:
     """The run rebuilt from its rendering (`protocol.to_messages`, flattened)."""
     pieces = _TURNS.split(text)  # user text, own turn, user text, ...
     steps: list[Step] = []
@@ -154,8 +167,11 @@ def _history(text: str, me: str, tools: Any, team: bool) -> list[Step]:
     def add(actor: str, kind: str, content: str, tool: Any = None, args: Any = None) -> None:
         steps.append(Step(len(steps), actor, kind, content, tool, args))
 
-    def add_turn(actor: str, body: str) -> None:
-        action = protocol.parse_turn(actor, body, tools, team).action
+    own = protocol.parse_json_turn if json_turns else protocol.parse_turn
+
+    def add_turn(actor: str, body: str) -> None:  # teammates' turns are shown as text
+        read = own if actor == me else protocol.parse_turn
+        action = read(actor, body, tools, team).action
         add(actor, "action" if action.tool else "message", action.content,
             action.tool, action.tool_args)  # fmt: skip
 
@@ -169,7 +185,7 @@ def _history(text: str, me: str, tools: Any, team: bool) -> list[Step]:
                 add_turn(m.group(1), block[m.end() :])
             elif m := re.match(r"Observation \(([\w-]+)\): ", block):
                 add(m.group(1), "observation", block[m.end() :])
-            elif not block.startswith("Format reminder: "):
+            elif not block.startswith(("Format reminder: ", "Reminder: ")):  # not steps
                 add("user", "message", block)
     return steps
 
@@ -190,7 +206,7 @@ def generator_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     number = re.search(r"\d+", text)
     if number:
         text = text[: number.start()] + str(int(number.group(0)) + 1) + text[number.end() :]
-    return json.dumps({"content": content, "arguments": text})
+    return json.dumps({"content": content, "arguments": json.loads(text)})
 
 
 def default_responder(prompt: str, schema: dict[str, Any] | None) -> str:

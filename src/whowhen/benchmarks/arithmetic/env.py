@@ -4,10 +4,34 @@ from __future__ import annotations
 
 from whowhen.benchmarks.arithmetic.tasks import BENCHMARK, CATEGORY, MODALITY
 from whowhen.benchmarks.base import AnswerEnv, Tool
-from whowhen.tools import CALCULATOR_TOOL, FINAL_ANSWER_TOOL, calculate, format_number
+from whowhen.tools import (
+    CALCULATOR_TOOL,
+    FINAL_ANSWER_TOOL,
+    NUMBER,
+    ONE_OPERATION,
+    calculate,
+    format_number,
+)
 
 TOOLS = ("calculator", "final_answer")
-TOOL_SPECS = (CALCULATOR_TOOL, FINAL_ANSWER_TOOL)
+ONE_STEP_CALCULATOR = {
+    **CALCULATOR_TOOL,
+    "description": "Apply one operation (+ - * /) to two numbers and return the result.",
+    "parameters": {
+        **CALCULATOR_TOOL["parameters"],
+        # what the role asks for (one operation at a time), in the schema: a server with
+        # grammars (llama.cpp) then holds even a tiny model to it
+        "properties": {"expression": {"type": "string", "pattern": ONE_OPERATION}},
+    },
+}
+NUMBER_ANSWER = {
+    **FINAL_ANSWER_TOOL,
+    "parameters": {
+        **FINAL_ANSWER_TOOL["parameters"],
+        "properties": {"answer": {"type": "string", "pattern": NUMBER}},
+    },
+}
+TOOL_SPECS = (ONE_STEP_CALCULATOR, NUMBER_ANSWER)
 """Tool schemas (JSON Schema parameters), for LLM policies: native tool calls or text."""
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from whowhen.runtime import Step
+
 PROMPTS: dict[str, dict[str, str]] = {
     "react": {
         "assistant": "You solve a multi-step word problem: apply one operation at a time with "
@@ -20,3 +22,28 @@ PROMPTS: dict[str, dict[str, str]] = {
     },
 }
 """System -> agent -> the role prompt an LLM playing that agent gets."""
+
+_TASK = (
+    "Solve the word problem. Tools: calculator(expression), final_answer(answer).\n\n"
+    "Problem: Ann has 3 pens. Then Ann gets 4 more pens. How many pens does Ann have now?"
+)
+EXAMPLES: dict[str, tuple[Step, ...]] = {
+    "react": (
+        Step(0, "user", "message", _TASK),
+        Step(1, "assistant", "action", "Ann gets 4 more: add.", "calculator",
+             {"expression": "3 + 4"}),
+        Step(2, "calculator", "observation", "7"),
+        Step(3, "assistant", "action", "That was the only change.", "final_answer",
+             {"answer": "7"}),
+    ),
+    "solver_verifier": (
+        Step(0, "user", "message", _TASK),
+        Step(1, "solver", "action", "Ann gets 4 more: add.", "calculator",
+             {"expression": "3 + 4"}),
+        Step(2, "calculator", "observation", "7"),
+        Step(3, "solver", "message", "To verifier: Proposed answer: 7."),
+        Step(4, "verifier", "action", "The problem adds 4, and so did the solver.",
+             "final_answer", {"answer": "7"}),
+    ),
+}  # fmt: skip
+"""System -> a worked run shown to a model playing it (in its turn format)."""

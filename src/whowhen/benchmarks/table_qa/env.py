@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import re
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -82,6 +83,7 @@ class SqlSandbox:
         self._sent: dict[str, None] = {}  # tables in the worker, least recently used first
         self._generation = -1
         self._last: tuple[pl.DataFrame, str] | None = None  # the last table and its key
+        self._lock = threading.Lock()  # model-played runs share the worker across threads
 
     def _key(self, table: pl.DataFrame) -> str:
         """The table's content hash; the last one is remembered (an episode asks about
@@ -93,6 +95,10 @@ class SqlSandbox:
         return key
 
     def query(self, table: pl.DataFrame, query: str, max_rows: int, time_limit_s: float) -> dict:
+        with self._lock:
+            return self._query(table, query, max_rows, time_limit_s)
+
+    def _query(self, table: pl.DataFrame, query: str, max_rows: int, time_limit_s: float) -> dict:
         key = self._key(table)
         generation = self.worker.started()
         if self._generation != generation:
