@@ -36,7 +36,8 @@ def run_stage(smk: Any, stage: Stage) -> None:
     logging.basicConfig(
         level=logging.INFO, handlers=handlers, force=True, format=f"[{name}] %(message)s"
     )
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per model request
+    for name in ("httpx", "httpx2"):  # the HTTP clients the SDKs use: not a line per call
+        logging.getLogger(name).setLevel(logging.WARNING)
     sandbox.configure(bool(getattr(smk, "config", {}).get("sandbox", {}).get("unsafe_local")))
     args = (_named(smk.params), _named(smk.input), _named(smk.output), _named(smk.wildcards))
     try:
