@@ -31,3 +31,42 @@ def test_a_small_dataset_is_taken_whole() -> None:
     assert sample_runs(runs, labels, 100, seed=3).height == 20  # the whole test split
     no_test = labels.with_columns(pl.lit("train").alias("split"))
     assert sample_runs(runs, no_test, 100, seed=3).height == 40  # no test split: all
+
+
+def test_the_annotator_reads_a_sample_of_the_failures() -> None:
+    from whowhen.models import make_client
+    from whowhen.rollouts import run_rollouts
+    from whowhen.taxonomy import load_taxonomy
+    from whowhen.taxonomy.stage import annotate_failures
+
+    from .conftest import ROOT
+
+    runs, steps, _ = run_rollouts("arithmetic", "react", {"n_tasks": 40}, 2, 0.3, 300)
+    failed = runs.filter(~pl.col("success")).height
+    assert failed > 3
+    client = make_client("scripted/standin", {"progress": False, "cache_dir": None}, {})
+    taxonomy = load_taxonomy(ROOT / "config/taxonomy.yaml")
+    sample = annotate_failures(runs, steps, taxonomy, client, (3, 1))
+    assert sample.height == 3 and client.stats.calls == 3
+    assert annotate_failures(runs, steps, taxonomy, client).height == failed
+
+
+def test_the_generator_writes_the_errors_of_a_sample_of_runs() -> None:
+    from whowhen.injection.plan import plan_injections, programmatic
+    from whowhen.injection.stage import ForRuns
+    from whowhen.rollouts import run_rollouts
+    from whowhen.taxonomy import load_taxonomy
+
+    from .conftest import ROOT
+
+    runs, steps, _ = run_rollouts("arithmetic", "react", {"n_tasks": 8}, 2, 0.0, 300)
+    asked: set[str] = set()
+
+    def model(original, mode, context, rng):
+        asked.add(context[0]["run_id"])
+        return programmatic(original, mode, context, rng)
+
+    chosen = frozenset(runs["run_id"].head(2).to_list())
+    taxonomy = load_taxonomy(ROOT / "config/taxonomy.yaml")
+    plan_injections(runs, steps, taxonomy, 3, 2, generator=ForRuns(model, chosen))
+    assert asked == chosen

@@ -20,6 +20,7 @@ rule taxonomy:
         candidates="results/taxonomy/candidates.parquet",
     params:
         taxonomy=config["taxonomy"],
+        seed=config["seed"],
         models=config["models"],
         llm=config["llm"],
     log:

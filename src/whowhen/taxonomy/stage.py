@@ -15,6 +15,7 @@ from whowhen.attribution.llm import LLMAttributor
 from whowhen.attribution.llm_protocols import attribute_llm
 from whowhen.io import write_text
 from whowhen.models import make_client
+from whowhen.sampling import stratified_sample
 from whowhen.schema import (
     AGREEMENT,
     CANDIDATES,
@@ -39,11 +40,19 @@ log = logging.getLogger(__name__)
 
 
 def annotate_failures(
-    runs: pl.DataFrame, steps: pl.DataFrame, taxonomy: Taxonomy, client: Any
+    runs: pl.DataFrame,
+    steps: pl.DataFrame,
+    taxonomy: Taxonomy,
+    client: Any,
+    sample: tuple[int, int] | None = None,
 ) -> pl.DataFrame:
-    """LLM annotator: the decisive agent, step and mode of each failed rollout, with the
-    taxonomy (ids and definitions) in the prompt and the mode constrained to it."""
+    """LLM annotator: the decisive agent, step and mode of each failed rollout (or of a
+    seeded sample of `sample` = (size, seed), stratified by benchmark), with the taxonomy
+    (ids and definitions) in the prompt and the mode constrained to it."""
     failed = runs.filter(~pl.col("success"))
+    if sample is not None:
+        failed = stratified_sample(failed, *sample)
+        log.info("annotator: a sample of %d failed runs (taxonomy.annotator_sample)", failed.height)
     annotator = LLMAttributor(f"annotator:{client.spec.model_id}", client.spec.model_id)
     modes = {m.id: m.definition for m in taxonomy.modes}
     return attribute_llm(failed, steps, annotator, client, modes)
@@ -64,9 +73,11 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     model = params["taxonomy"].get("annotator")
     if model:
         client = make_client(model, {**params["llm"], "progress": False}, params["models"])
+        size = params["taxonomy"].get("annotator_sample")
         annotations = annotate_failures(
-            runs, read_tables(list(inputs["steps"]), STEPS), taxonomy, client
-        )
+            runs, read_tables(list(inputs["steps"]), STEPS), taxonomy, client,
+            (size, params.get("seed", 0)) if size else None,
+        )  # fmt: skip
         modes, source = annotations.select("run_id", "mode"), f"annotator:{model}"
     write_table(annotations, PREDICTIONS, outputs["annotations"])
     write_table(mode_overview(modes, runs, source), MODE_OVERVIEW, outputs["mode_overview"])
