@@ -214,3 +214,34 @@ def test_the_report_shows_what_the_model_did_beside_the_scripted_reference() -> 
     assert rows["react"]["unreadable_turns"] == 0 and rows["react"]["tokens_in"] == 0
     assert "Model-played systems" in "".join(played_html(table))
     assert played_table(scripted).is_empty() and played_html(played_table(scripted)) == []
+
+
+def test_model_played_runs_go_side_by_side_and_come_out_in_order() -> None:
+    """With llm.max_concurrency 4, up to 4 runs wait on the model at once; the tables are
+    the same as one run after another (task order, not finishing order)."""
+    import threading
+    import time
+
+    state = {"now": 0, "most": 0}
+    lock = threading.Lock()
+
+    def slow(prompt: str, schema) -> str:
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        time.sleep(0.02)
+        with lock:
+            state["now"] -= 1
+        return default_responder(prompt, schema)
+
+    tables = {}
+    for concurrency in (1, 4):
+        state["most"] = 0
+        with TestServer(Behaviour(responder=slow, native_tools=False)) as srv:
+            models = AgentModels(_client(srv), concurrency=concurrency)
+            tables[concurrency] = run_rollouts(
+                "arithmetic", "llm_react", {"n_tasks": 6}, 1, 0.0, 200, client=models
+            )
+        assert state["most"] == concurrency
+    for one, four in zip(tables[1], tables[4], strict=True):
+        assert one.drop("latency_s", strict=False).equals(four.drop("latency_s", strict=False))
