@@ -4,9 +4,11 @@ the tracer-lite fit every dataset's predictions share."""
 from __future__ import annotations
 
 import logging
+import time
 
 import polars as pl
 
+from whowhen.attribution import tracer
 from whowhen.attribution.factory import llm_attributors, make_attributor
 from whowhen.sampling import stratified_sample
 from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, read_table, write_table
@@ -36,3 +38,17 @@ def sample_runs(runs: pl.DataFrame, labels: pl.DataFrame, size: int, seed: int) 
     pool = pool if not pool.is_empty() else split
     keep = stratified_sample(pool, size, seed)["run_id"].to_list()
     return runs.filter(pl.col("run_id").is_in(keep))
+
+
+def tracer_fit(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> None:
+    """Snakemake edge: fit tracer-lite on the built dataset's train split and save it, so
+    every dataset (imports too) is predicted by the same model."""
+    started = time.perf_counter()
+    model = tracer.fit(
+        read_table(inputs["runs"], RUNS),
+        read_table(inputs["steps"], STEPS),
+        read_table(inputs["labels"], LABELS),
+        tracer.TracerConfig(**(params.get("tracer") or {})),
+    )
+    model.save(outputs["model"])
+    log.info("%s: fitted in %.1f s", tracer.NAME, time.perf_counter() - started)
