@@ -12,6 +12,7 @@ import zlib
 import polars as pl
 import pytest
 
+from whowhen.agents.protocol import RULES_END
 from whowhen.benchmarks.arithmetic.actions import calc_action
 from whowhen.benchmarks.arithmetic.tasks import parse_problem
 from whowhen.standin.responders import default_responder
@@ -28,6 +29,7 @@ FIXED = "the decisive error was made by assistant at step 1."
 def calc_agent(prompt: str) -> str:
     """A terse arithmetic agent: one calculator call per operation from its first turn
     (step 1), carrying the last observation, then final_answer."""
+    prompt = prompt.split(RULES_END, 1)[-1]  # the run, not the rules' worked example
     problem = prompt.split("Problem: ", 1)[-1].split("\n", 1)[0]
     start, ops = parse_problem(problem)
     observations = re.findall(r"^Observation \(calculator\): (\S+)", prompt, re.M)
@@ -43,11 +45,12 @@ def slipping_agent(prompt: str, schema: dict | None) -> str:
     """A terse agent (`calc_agent`), except that on half the problems its first
     calculation is off by one, unless a feedback message in the prompt points at that
     step (step 1). Attribution requests get the stand-in's answers."""
-    if "Call one tool per turn" not in prompt or "Problem: " not in prompt:
+    if RULES_END not in prompt or "Problem: " not in prompt.split(RULES_END, 1)[-1]:
         return default_responder(prompt, schema)
     text = calc_agent(prompt)
-    problem = prompt.split("Problem: ", 1)[1].split("\n", 1)[0]
-    if zlib.crc32(problem.encode()) % 2 or "Observation (calculator)" in prompt or FIXED in prompt:
+    run = prompt.split(RULES_END, 1)[-1]
+    problem = run.split("Problem: ", 1)[1].split("\n", 1)[0]
+    if zlib.crc32(problem.encode()) % 2 or "Observation (calculator)" in run or FIXED in run:
         return text
     return re.sub(
         r"\d+", lambda m: str(int(m.group(0)) + 1), text.split("Action:", 1)[1], count=1

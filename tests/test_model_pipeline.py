@@ -43,7 +43,7 @@ def test_model_played_teams_run_from_rollouts_to_attribution(tmp_path) -> None:
     with TestServer(Behaviour(native_tools=False)) as srv:
         config = _config(srv.url, ["llm_solver_verifier", "llm_orchestrator"], benchmarks)
         project = make_project(tmp_path / "p", config)
-        proc = snakemake(project, "--cores", "2")
+        proc = snakemake(project, "attribution_all", "--cores", "2")
         assert proc.returncode == 0, proc.stderr[-3000:]
     res = project / "results"
     for bench, system in (("arithmetic", "llm_solver_verifier"), ("doc_qa", "llm_orchestrator")):

@@ -99,26 +99,33 @@ def _at_the_test_server(profile: Path, srv: TestServer) -> tuple[dict, dict]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("profile", MODEL_PROFILES, ids=lambda p: p.stem)
-def test_each_model_profile_runs_against_the_test_server(profile: Path, tmp_path, monkeypatch):
-    """The profile as written (its models, roles, attributors and sources), with each
-    model's base URL overridden to the test server, on a tiny run: the workflow ends
-    and every LLM attributor the profile names predicted the built items."""
+def test_every_model_profile_runs_against_the_test_server(tmp_path, monkeypatch) -> None:
+    """Each profile as written (its models, roles, attributors and sources), with every
+    model's base URL overridden to the test server, on a tiny run up to the predictions
+    (two at a time: each run is mostly one job after another): every LLM role the
+    profile names is asked over HTTP and every LLM attributor it names predicted the
+    built items. The report is the same code for every profile; tests/test_model_pipeline.py
+    renders it after model-played runs."""
     for key in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_COMPATIBLE_API_KEY"):
         monkeypatch.setenv(key, "test-key")
+    default = yaml.safe_load((ROOT / "config/config.yaml").read_text())
     with TestServer(Behaviour(native_tools=False)) as srv:
-        data, tiny = _at_the_test_server(profile, srv)
-        project = make_project(
-            tmp_path / "p", yaml.safe_load((ROOT / "config/config.yaml").read_text())
-        )
-        (project / "config/profiles/tiny.yaml").write_text(yaml.safe_dump(tiny))
-        proc = snakemake(
-            project, "--cores", "2", "--configfile", f"config/profiles/{profile.name}",
-            "config/profiles/tiny.yaml",
-        )  # fmt: skip
-        assert proc.returncode == 0, proc.stderr[-3000:]
+
+        def run(profile: Path) -> tuple[str, int, str, dict, Path]:
+            data, tiny = _at_the_test_server(profile, srv)
+            project = make_project(tmp_path / profile.stem, default)
+            (project / "config/profiles/tiny.yaml").write_text(yaml.safe_dump(tiny))
+            proc = snakemake(
+                project, "attribution_all", "--cores", "1", "--configfile",
+                f"config/profiles/{profile.name}", "config/profiles/tiny.yaml",
+            )  # fmt: skip
+            return profile.stem, proc.returncode, proc.stderr[-3000:], data, project
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            results = list(pool.map(run, MODEL_PROFILES))
         assert srv.completed > 0  # the models were asked, over HTTP
-    for item in data.get("attribution", {}).get("llm", []):
-        preds = project / f"results/predictions/built/{item['name']}.parquet"
-        assert preds.exists(), item["name"]
-    assert (project / "reports/report.html").stat().st_size > 0
+    for name, returncode, stderr, data, project in results:
+        assert returncode == 0, f"{name}: {stderr}"
+        for item in data.get("attribution", {}).get("llm", []):
+            preds = project / f"results/predictions/built/{item['name']}.parquet"
+            assert preds.exists(), f"{name}: {item['name']}"
