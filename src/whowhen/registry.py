@@ -101,7 +101,7 @@ def discover() -> dict[str, Benchmark]:
 
 
 discover()
-whowhen.standin.responders.know(BENCHMARKS, SYSTEMS)  # the stand-in plays these
+whowhen.standin.responders.know(BENCHMARKS, SYSTEMS, lambda s, b: pair_tools(s, b))
 
 
 def get_benchmark(name: str, cfg: dict[str, Any] | None = None) -> Benchmark:

@@ -18,7 +18,7 @@ from typing import Any
 from whowhen.agents import protocol
 from whowhen.models.scripted_provider import TURN_CLOSE, TURN_OPEN
 from whowhen.runtime import Step
-from whowhen.tools import FINAL_ANSWER_TOOL, RUN_PYTHON_TOOL, calculate
+from whowhen.tools import calculate
 
 _STEP_LINE = re.compile(r"^\[\s*(\d+)\] ([^\s(:]+)", re.M)
 
@@ -108,14 +108,15 @@ def half_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     )
 
 
-_KNOWN: dict[str, dict[str, Any]] = {"benchmarks": {}, "systems": {}}
+_KNOWN: dict[str, Any] = {"benchmarks": {}, "systems": {}, "tools": None}
 """The benchmarks and scripted systems the agent role can play, handed over by the
 registry (`know`), which imports this package: no import cycle."""
 
 
-def know(benchmarks: dict[str, Any], systems: dict[str, dict[str, type]]) -> None:
-    """Let the stand-in play these benchmarks' systems (the registry's live tables)."""
-    _KNOWN.update(benchmarks=benchmarks, systems=systems)
+def know(benchmarks: dict[str, Any], systems: dict[str, dict[str, type]], tools: Any) -> None:
+    """Let the stand-in play these benchmarks' systems (the registry's live tables, and
+    its `pair_tools`: the tools a model playing a pair is offered)."""
+    _KNOWN.update(benchmarks=benchmarks, systems=systems, tools=tools)
 
 
 def agent_responder(prompt: str, schema: dict[str, Any] | None) -> str:
@@ -130,9 +131,7 @@ def agent_responder(prompt: str, schema: dict[str, Any] | None) -> str:
         return _file_agent(prompt)
     system, bench, agent = role
     policy = systems[system][bench]()
-    tools = (
-        (RUN_PYTHON_TOOL, FINAL_ANSWER_TOOL) if system == "code_act" else benchmarks[bench].tools
-    )
+    tools = _KNOWN["tools"](system, bench)
     json_turns = schema is not None  # the team asks for JSON turns with a schema
     history = _history(rest, agent, tools, len(policy.agents) > 1, json_turns)
     action = policy.next_action(history)
