@@ -38,6 +38,6 @@ rule all:
         (
             rules.dataset.output
             if config.get("build", "all") == "dataset"
-            else [rules.analysis_all.input, rules.imports_all.output]
+            else [rules.analysis_all.input, rules.imports_all.output, rules.feedback_all.output]
         ),
     default_target: True

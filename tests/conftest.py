@@ -39,6 +39,16 @@ TINY: dict[str, Any] = {
 }
 
 
+def one_benchmark(config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """TINY (or `config`) on arithmetic alone, without feedback pairs: for end-to-end tests
+    that check the workflow's machinery (DVC, the cluster, resuming, reruns), not the
+    benchmarks. Each shard adds several jobs, each job a second or more of start-up."""
+    out = copy.deepcopy(config or TINY)
+    out["benchmarks"] = {"arithmetic": out["benchmarks"]["arithmetic"]}
+    out["feedback"] = {**out["feedback"], "benchmarks": [], "systems": []}
+    return out
+
+
 @pytest.fixture(autouse=True)
 def media_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Rendered images and frames go to a temp store, never into the checkout."""

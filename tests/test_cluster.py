@@ -8,7 +8,6 @@ instead of leaving it waiting.
 
 from __future__ import annotations
 
-import copy
 import os
 import re
 import shutil
@@ -18,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, TINY
-from .workdir import make_project, run, snakemake
+from .conftest import ROOT, one_benchmark
+from .workdir import make_project, run, snakemake, start_snakemake
 
 pytest.importorskip(
     "snakemake_executor_plugin_cluster_generic",
@@ -31,9 +30,9 @@ if not (shutil.which("setsid") and shutil.which("ps")):
 pytestmark = pytest.mark.slow  # end to end: python -m pytest -m 'not slow' skips it
 
 PROFILE = "workflow/profiles/local-cluster"
-# Every sharded stage and the analysis (tables, figures, metrics, report). The viewer and
-# notebooks are left out to keep this under 3 minutes on 2 cores: each cluster job starts
-# its own Snakemake (~5 s); the whole default target takes ~155 s here on its own.
+# Every sharded stage and the analysis (tables, figures, metrics, report), on one benchmark
+# (two shards). The viewer and notebooks are left out to keep this near a minute on 2
+# cores: each cluster job starts its own Snakemake (~5 s).
 TARGETS = ("attribution_all", "analysis")
 COMPARED = (".parquet", ".json", ".csv", ".yaml", ".png")
 
@@ -44,11 +43,6 @@ def _with_scripts(project: Path) -> Path:
     for script in ROOT.glob("scripts/local-*.sh"):
         shutil.copy2(script, project / "scripts" / script.name)
     return project
-
-
-def _env() -> dict[str, str]:
-    """As tests.workdir.run: this interpreter's bin folder first on PATH."""
-    return dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 
 
 def _outputs(project: Path) -> list[Path]:
@@ -68,18 +62,11 @@ def _submissions(project: Path) -> list[tuple[str, str]]:
 
 def test_cluster_run_equals_local_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("WHOWHEN_MEDIA_DIR")  # each project keeps its own results/media
-    config = copy.deepcopy(TINY)
+    config = one_benchmark()
     cluster = _with_scripts(make_project(tmp_path / "cluster", config))
     local = make_project(tmp_path / "local", config)
     # the plain run goes alongside the cluster run, whose jobs mostly wait on start-up
-    plain = subprocess.Popen(
-        [sys.executable, "-m", "snakemake", "--cores", "2", *TARGETS],
-        cwd=local,
-        env=_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    plain = start_snakemake(local, "--cores", "2", *TARGETS)
     try:
         proc = snakemake(cluster, "--profile", PROFILE, *TARGETS)
     finally:
@@ -93,7 +80,7 @@ def test_cluster_run_equals_local_run(tmp_path: Path, monkeypatch: pytest.Monkey
     local_rules = len(re.findall(r"^localrule \w+:", log, flags=re.M))
     submitted = _submissions(cluster)
     pids = {pid for pid, _ in submitted}
-    assert len(submitted) == steps - local_rules >= 20, submitted
+    assert len(submitted) == steps - local_rules >= 10, submitted
     assert len(pids) == len(submitted) and str(os.getpid()) not in pids
     reported = re.findall(r"Submitted job \d+ with external jobid '(\d+)'", log)
     assert sorted(reported) == sorted(pid for pid, _ in submitted)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import TINY
+from .conftest import TINY, one_benchmark
 from .workdir import make_project, run
 
 
@@ -70,7 +70,7 @@ def test_an_import_added_to_a_stage_module_becomes_a_dependency_of_that_stage(
 @pytest.mark.slow
 def test_changing_injection_seed_reruns_injection_onwards_only(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("WHOWHEN_MEDIA_DIR")  # the project's own results/media is a DVC output
-    project = make_project(tmp_path / "proj", TINY)
+    project = make_project(tmp_path / "proj", one_benchmark())
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first run"]
     for cmd in (
         ["git", "init", "-q"],

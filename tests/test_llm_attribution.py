@@ -20,7 +20,7 @@ from whowhen.cli import main
 from whowhen.models import ModelClient, ResponseCache, load_prices, parse_model
 from whowhen.standin.server import Behaviour, TestServer, attribution_responder
 
-from .conftest import ROOT, TINY
+from .conftest import ROOT, one_benchmark
 from .helpers import pipeline
 from .workdir import make_project, snakemake
 
@@ -160,7 +160,7 @@ def _files(root: Path) -> list[Path]:
 @pytest.mark.slow
 def test_pipeline_with_llm_profile_reruns_free_and_leaks_no_key(tmp_path) -> None:
     """Every LLM role at once (agent policy, annotator, error generator, attributor)."""
-    config = json.loads(json.dumps(TINY))
+    config = one_benchmark()
     with TestServer() as srv:
         config["models"] = {"mock": {"id": "openai-compatible/mock", "base_url": srv.url}}
         config["systems"] = ["react", "llm_react"]

@@ -20,8 +20,8 @@ import pytest
 from whowhen.schema import TIMING_COLUMNS
 from whowhen.standin.server import Behaviour, TestServer
 
-from .conftest import TINY
-from .workdir import make_project, snakemake
+from .conftest import one_benchmark
+from .workdir import env, make_project, snakemake, start_snakemake
 
 pytestmark = pytest.mark.slow  # end to end: python -m pytest -m 'not slow' skips it
 
@@ -29,8 +29,7 @@ CACHE = ".cache/whowhen/responses"
 
 
 def _config(url: str) -> dict:
-    config = json.loads(json.dumps(TINY))
-    config["benchmarks"] = {"arithmetic": config["benchmarks"]["arithmetic"]}  # quicker
+    config = one_benchmark()
     config["models"] = {"mock": {"id": "openai-compatible/mock", "base_url": url}}
     config["attribution"]["llm"] = [
         {"name": "mock_step_by_step", "model": "mock", "protocol": "step_by_step"}
@@ -46,11 +45,10 @@ def _cached(project: Path) -> int:
 
 def _run_until_killed(project: Path, ready: Callable[[], bool], timeout: float = 300) -> None:
     """Start the whole workflow, SIGKILL its process group once `ready()` holds."""
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     proc = subprocess.Popen(
         [sys.executable, "-m", "snakemake", "--cores", "2", "--rerun-incomplete"],
         cwd=project,
-        env=env,
+        env=env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -98,34 +96,18 @@ def _asked(srv: TestServer, start: int = 0) -> set[str]:
 
 
 def test_kill_9_twice_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> None:
-    with TestServer(Behaviour(latency_s=0.05)) as srv:
-        config = _config(srv.url)
-        clean = make_project(tmp_path / "clean", config)
-        proc = snakemake(clean, "--cores", "2")
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        questions = _asked(srv)
+    with TestServer(Behaviour(latency_s=0.05)) as srv, TestServer(Behaviour()) as own:
+        # the uninterrupted run goes alongside, against a server of its own
+        clean = make_project(tmp_path / "clean", _config(own.url))
+        plain = start_snakemake(clean, "--cores", "2")
+        killed = make_project(tmp_path / "killed", _config(srv.url))
+        try:
+            start = _kill_twice_and_resume(killed, srv)
+        finally:
+            log, _ = plain.communicate(timeout=600)
+        assert plain.returncode == 0, log[-3000:]
+        questions = _asked(own)
         assert len(questions) == _cached(clean) > 20
-
-        killed = make_project(tmp_path / "killed", config)
-        continuation = killed / "logs/continuation"
-        # 1. mid-stage in the continuation: some shards started, the dataset not yet built
-        _run_until_killed(
-            killed, lambda: continuation.exists() and any(continuation.rglob("*.log"))
-        )
-        assert not (killed / "results/dataset/labels.parquet").exists()
-        # 2. while the attributor calls the model: answers cached, predictions not written
-        assert snakemake(killed, "--unlock").returncode == 0
-        start = len(srv.bodies)
-        _run_until_killed(killed, lambda: _cached(killed) >= 10)
-        predictions = killed / "results/predictions/built/mock_step_by_step.parquet"
-        assert not predictions.exists()
-        before_kill = _asked(srv, start)
-        resume_start = len(srv.bodies)
-        _resume(killed)
-        again = _asked(srv, resume_start) & before_kill
-        # a completed, cached call is never asked again; only the one in flight at the
-        # kill (max_concurrency 1) may be
-        assert len(again) <= 1, len(again)
         assert _asked(srv, start) == questions  # the same questions as the clean run
         assert _cached(killed) == _cached(clean)
 
@@ -139,3 +121,26 @@ def test_kill_9_twice_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -
             assert value == b[rel], rel
     preds = pl.read_parquet(killed / "results/predictions/built/mock_step_by_step.parquet")
     assert preds["parse_ok"].all() and preds.height > 0
+
+
+def _kill_twice_and_resume(killed: Path, srv: TestServer) -> int:
+    """Kill a run twice (mid-continuation, mid-attribution), then resume it; return where
+    in the server's request log the second run began."""
+    continuation = killed / "logs/continuation"
+    # 1. mid-stage in the continuation: some shards started, the dataset not yet built
+    _run_until_killed(killed, lambda: continuation.exists() and any(continuation.rglob("*.log")))
+    assert not (killed / "results/dataset/labels.parquet").exists()
+    # 2. while the attributor calls the model: answers cached, predictions not written
+    assert snakemake(killed, "--unlock").returncode == 0
+    start = len(srv.bodies)
+    _run_until_killed(killed, lambda: _cached(killed) >= 10)
+    predictions = killed / "results/predictions/built/mock_step_by_step.parquet"
+    assert not predictions.exists()
+    before_kill = _asked(srv, start)
+    resume_start = len(srv.bodies)
+    _resume(killed)
+    again = _asked(srv, resume_start) & before_kill
+    # a completed, cached call is never asked again; only the one in flight at the
+    # kill (max_concurrency 1) may be
+    assert len(again) <= 1, len(again)
+    return start

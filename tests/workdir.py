@@ -30,15 +30,30 @@ def make_project(dest: Path, config: dict[str, Any]) -> Path:
     return dest
 
 
-def run(cmd: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    """Run with this interpreter's bin folder first on PATH (snakemake, dvc, python)."""
-    env = dict(
-        os.environ,
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        DVC_NO_ANALYTICS="1",
+def env() -> dict[str, str]:
+    """This process's environment with this interpreter's bin folder first on PATH
+    (snakemake, dvc, python)."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    return dict(os.environ, PATH=path, DVC_NO_ANALYTICS="1")
+
+
+def start_snakemake(cwd: Path, *args: str) -> subprocess.Popen[str]:
+    """Snakemake in the background (its output in `.communicate()`), for a run that goes
+    alongside the one under test."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=cwd,
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
+
+
+def run(cmd: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    """Run with this interpreter's bin folder first on PATH."""
     return subprocess.run(
-        cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+        cmd, cwd=cwd, env=env(), capture_output=True, text=True, timeout=timeout, check=False
     )
 
 

@@ -37,4 +37,14 @@ rule feedback:
 
 rule feedback_all:
     input:
-        feedback_paths("attempts"),
+        attempts=feedback_paths("attempts"),
+    output:
+        manifest="results/feedback/manifest.json",
+    params:
+        shards=[f"{b}/{s}" for b, s in FEEDBACK_SHARDS],
+    log:
+        "logs/feedback/manifest.log",
+    conda:
+        "../../envs/whowhen.yaml"
+    script:
+        "../scripts/feedback_manifest.py"

@@ -11,6 +11,7 @@ from whowhen.attribution.factory import Attributor, llm_runner, make_attributor
 from whowhen.attribution.llm import LLMAttributor
 from whowhen.feedback.attempts import Setting
 from whowhen.feedback.loop import Context, originals, run_feedback
+from whowhen.io import write_json
 from whowhen.registry import LLM_SYSTEMS, agent_client, get_benchmark
 from whowhen.schema import FEEDBACK, RUNS, STEPS, read_table, write_table
 
@@ -77,3 +78,13 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     write_table(attempts, FEEDBACK, outputs["attempts"])
     write_table(runs, RUNS, outputs["runs"])
     write_table(steps, STEPS, outputs["steps"])
+
+
+def manifest_stage(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> None:
+    """Snakemake edge: the feedback attempts per shard. Also gives DVC an output when no
+    pair is configured (`feedback.benchmarks: []`), where the stage writes nothing else."""
+    summary = {
+        shard: {"attempts": read_table(path, FEEDBACK).height}
+        for shard, path in zip(params["shards"], inputs["attempts"], strict=True)
+    }
+    write_json(outputs["manifest"], summary)
