@@ -332,3 +332,33 @@ def test_the_kernel_refuses_forks_past_the_cap() -> None:
     finally:
         cgroup.remove_group(group)
     assert not group.exists()
+
+
+@pytest.mark.parametrize("cap", [True, False])
+def test_the_kernel_cap_follows_the_setting(cap: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sandbox.kernel_process_cap` decides whether a program gets a pids cgroup (it costs
+    a cgroup migration per program); off, the watchdog still stops a fork storm."""
+    from whowhen.sandbox import bwrap, cgroup
+
+    if cgroup._base() is None:
+        pytest.skip("no pids cgroup can be made on this host")
+    made: list[object] = []
+    real = cgroup.make_group
+    monkeypatch.setattr(cgroup, "make_group", lambda n: made.append(real(n)) or made[-1])
+    monkeypatch.setattr(bwrap, "_mode", {})
+    bwrap.configure(False, kernel_cap=cap)
+    storm = "import os, time\nfor _ in range(200):\n    if os.fork() == 0:\n        time.sleep(2)"
+    res = run_python(storm, Limits(wall_s=5, processes=8))
+    assert res.status == "process_limit"
+    assert bool(made) == cap
+
+
+def test_kernel_cap_auto_means_when_a_model_plays_agents() -> None:
+    from whowhen.workflow import kernel_cap_wanted
+
+    assert not kernel_cap_wanted({"systems": ["react", "code_act"]})
+    assert kernel_cap_wanted({"systems": ["react", "llm_code_act"]})
+    assert kernel_cap_wanted({"systems": ["react"], "sandbox": {"kernel_process_cap": "always"}})
+    assert not kernel_cap_wanted(
+        {"systems": ["llm_react"], "sandbox": {"kernel_process_cap": "never"}}
+    )

@@ -27,6 +27,18 @@ Stage = Callable[[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]
 """A stage entry point: (params, inputs, outputs, wildcards) of one Snakemake job."""
 
 
+def kernel_cap_wanted(config: dict[str, Any]) -> bool:
+    """`sandbox.kernel_process_cap`: `auto` caps programs in the kernel when some configured
+    system is played by a model (model-written code); the scripted systems' own programs
+    are the project's code, which the watchdog's limits suffice for."""
+    setting = config.get("sandbox", {}).get("kernel_process_cap", "auto")
+    if setting != "auto":
+        return setting == "always"
+    from whowhen.registry import LLM_SYSTEMS  # deferred: the registry loads every benchmark
+
+    return any(system in LLM_SYSTEMS for system in config.get("systems", ()))
+
+
 def run_stage(smk: Any, stage: Stage) -> None:
     """Entry point for `workflow/scripts/<rule>.py`: run `stage` on the job `smk`."""
     name = smk.rule
@@ -38,7 +50,9 @@ def run_stage(smk: Any, stage: Stage) -> None:
     )
     for name in ("httpx", "httpx2"):  # the HTTP clients the SDKs use: not a line per call
         logging.getLogger(name).setLevel(logging.WARNING)
-    sandbox.configure(bool(getattr(smk, "config", {}).get("sandbox", {}).get("unsafe_local")))
+    config = getattr(smk, "config", {})
+    box = config.get("sandbox", {})
+    sandbox.configure(bool(box.get("unsafe_local")), kernel_cap_wanted(config))
     args = (_named(smk.params), _named(smk.input), _named(smk.output), _named(smk.wildcards))
     try:
         _profiled(stage, args, smk.log[0] if smk.log else name)

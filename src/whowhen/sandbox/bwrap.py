@@ -42,10 +42,18 @@ class SandboxUnavailable(WhowhenError):
     """No isolation can start, and the config did not opt into the unsafe mode."""
 
 
-def configure(unsafe_local: bool) -> None:
-    """Set the mode from the config (`sandbox.unsafe_local`); the environment variable
-    `WHOWHEN_SANDBOX=unsafe-local` does the same for the CLI and tests."""
+def configure(unsafe_local: bool, kernel_cap: bool = True) -> None:
+    """Set the mode from the config (`sandbox.unsafe_local`; the environment variable
+    `WHOWHEN_SANDBOX=unsafe-local` does the same for the CLI and tests) and whether each
+    program's process count is capped by a pids cgroup (`sandbox.kernel_process_cap`)."""
     _mode["unsafe_local"] = unsafe_local
+    _mode["kernel_cap"] = kernel_cap
+
+
+def kernel_cap() -> bool:
+    """Whether programs get a pids cgroup (where the host allows one): on unless
+    configured off. Off, the watchdog alone enforces `Limits.processes`."""
+    return _mode.get("kernel_cap", True)
 
 
 def unsafe_local() -> bool:

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from whowhen.sandbox import cgroup
-from whowhen.sandbox.bwrap import bwrap_command, interpreter, local_env, unavailable, unsafe_local
+from whowhen.sandbox.bwrap import (
+    bwrap_command,
+    interpreter,
+    kernel_cap,
+    local_env,
+    unavailable,
+    unsafe_local,
+)
 from whowhen.sandbox.limits import Limits, SandboxResult, decide_status, returncode
 from whowhen.sandbox.watch import watch
 
@@ -73,7 +80,7 @@ def launch(
     argv = bwrap_command(str(box), limits.disk_mb, info_w, program, extra_ro)
     fds = (report_w,) if info_w is None else (report_w, info_w)
     # bwrap outside and its init inside the namespace, the supervisor, the program
-    group = cgroup.make_group(limits.processes + 4) if cap else None
+    group = cgroup.make_group(limits.processes + 4) if cap and kernel_cap() else None
     env = {"PATH": "/usr/bin:/bin"}
     return Launch(cgroup.enter(argv, group), {"pass_fds": fds, "env": env}, report_r, info_r, group)
 
