@@ -165,6 +165,19 @@ def _layer_of(module: str, prefixes: tuple[str, ...]) -> bool:
             ),
         ),
         ("whowhen.tools", ("whowhen.benchmarks", "whowhen.agents", "whowhen.registry")),
+        # the model gateway is framework- and benchmark-neutral: adapters sit above it
+        (
+            "whowhen.gateway",
+            (
+                "whowhen.benchmarks",
+                "whowhen.agents",
+                "whowhen.registry",
+                "whowhen.standin",
+                "whowhen.frameworks",
+                "whowhen.rollouts",
+                "whowhen.continuation",
+            ),
+        ),
     ],
 )
 def test_lower_layers_do_not_import_higher_ones(lower: str, forbidden: tuple[str, ...]) -> None:

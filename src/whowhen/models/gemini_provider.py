@@ -55,6 +55,13 @@ class GeminiProvider:
         )
 
     async def call(self, request: ChatRequest) -> Reply:
+        if request.chat:
+            raise ProviderError(
+                "bad_request",
+                "the model gateway forwards Chat Completions bodies: reach Gemini through "
+                "its OpenAI-compatible endpoint (id openai-compatible/<model>, base_url "
+                "https://generativelanguage.googleapis.com/v1beta/openai/)",
+            )
         from google.genai import errors as genai_errors  # deferred: google-genai is heavy
         from google.genai import types
 

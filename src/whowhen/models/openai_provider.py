@@ -10,6 +10,7 @@ built, not with this module: registering must stay cheap, since every import of
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from whowhen.models.errors import ProviderError, parse_retry_after
@@ -50,7 +51,10 @@ def to_messages(request: ChatRequest) -> list[dict[str, Any]]:
 
 
 def request_body(spec: ModelSpec, request: ChatRequest) -> dict[str, Any]:
-    """The Chat Completions body; shared by live calls and Batch API input lines."""
+    """The Chat Completions body; shared by live calls and Batch API input lines. A
+    framework's own body (`request.chat`) goes as it is, to this model."""
+    if request.chat:
+        return {**json.loads(request.chat), "model": spec.name}
     body: dict[str, Any] = {
         "model": spec.name,
         "messages": to_messages(request),

@@ -22,6 +22,7 @@ Cost then comes from `config/prices.yaml` like any other model's.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -104,8 +105,34 @@ def flatten(messages: Iterable[tuple[str, str]]) -> str:
     )
 
 
+def chat_turns(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(role, text) of Chat Completions messages, tool traffic in the text protocol: an
+    assistant's tool calls as `Action: name(arguments)` lines, a tool result as
+    `Observation (name): text` (a framework's conversation, as the responders read)."""
+    names: dict[str, str] = {}
+    out = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list):
+            content = "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
+        text = content or ""
+        for call in m.get("tool_calls") or []:
+            fn = call.get("function") or {}
+            names[call.get("id", "")] = fn.get("name", "")
+            text += f"\nAction: {fn.get('name')}({fn.get('arguments') or '{}'})"
+        if m.get("role") == "tool":
+            name = names.get(m.get("tool_call_id", ""), m.get("name") or "tool")
+            out.append(("user", f"Observation ({name}): {text}"))
+        else:
+            out.append((m.get("role", "user"), text.strip("\n")))
+    return out
+
+
 def prompt_text(request: ChatRequest) -> str:
-    """Every message's text as one (what the test server hands its responder too)."""
+    """Every message's text as one (what the test server hands its responder too); a
+    framework's own body (`request.chat`) with its tool traffic as text."""
+    if request.chat:
+        return flatten(chat_turns(json.loads(request.chat).get("messages", [])))
     return flatten((m.role, m.joined_text()) for m in request.messages)
 
 
@@ -133,7 +160,8 @@ class ScriptedProvider:
             raise ProviderError("bad_request", f"responder failed: {exc!r}"[:300]) from None
         images = sum(isinstance(p, ImagePart) for m in request.messages for p in m.parts)
         usage = Usage(count_tokens(prompt) + IMAGE_TOKENS * images, count_tokens(text), 0)
-        call = ACTION_LINE.search(text) if request.tools else None
+        offered = request.tools or (request.chat and json.loads(request.chat).get("tools"))
+        call = ACTION_LINE.search(text) if offered else None
         if call and self.spec.native_tools:  # an agent turn offered native tools
             return Reply(text[: call.start()].strip(), usage, "tool_calls", ((call[1], call[2]),))
         return Reply(text, usage, "stop")

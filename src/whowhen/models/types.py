@@ -70,9 +70,15 @@ class ChatRequest:
     sample: int = 0
     tag: str = ""
     tools: tuple[dict[str, Any], ...] = ()  # {name, description, parameters}: native tools
+    chat: str = ""
+    """A Chat Completions body as a framework sent it (canonical JSON: messages with tool
+    calls and tool results, tools, tool_choice, sampling fields; no `model`), forwarded
+    as it is by OpenAI-compatible providers (the model gateway); `messages` is then empty."""
 
     def cache_view(self) -> dict[str, Any]:
         """Everything that determines the answer, with media replaced by content hashes."""
+        if self.chat:
+            return {"chat": self.chat, "sample": self.sample}
         return {
             "messages": [
                 {

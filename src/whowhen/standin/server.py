@@ -29,11 +29,17 @@ from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from whowhen.models.scripted_provider import ACTION_LINE, flatten
+from whowhen.models.scripted_provider import ACTION_LINE, chat_turns, flatten
 from whowhen.standin.responders import attribution_responder, default_responder
 
 Responder = Callable[[str, dict[str, Any] | None], str]
-__all__ = ["Behaviour", "TestServer", "attribution_responder", "default_responder"]
+__all__ = [
+    "Behaviour",
+    "TestServer",
+    "attribution_responder",
+    "chat_turns",
+    "default_responder",
+]
 FAULTS = ("429", "500", "hang", "malformed")
 
 
@@ -130,15 +136,7 @@ class _Handler(BaseHTTPRequestHandler):
         return self._chat(body)
 
     def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
-        prompt = flatten(
-            (
-                m["role"],
-                m["content"]
-                if isinstance(m["content"], str)
-                else "\n".join(p.get("text", "") for p in m["content"]),
-            )
-            for m in body.get("messages", [])
-        )
+        prompt = flatten(chat_turns(body.get("messages", [])))
         fmt = body.get("response_format") or {}
         schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
         behaviour = self.server.behaviour
