@@ -354,11 +354,11 @@ def test_the_kernel_cap_follows_the_setting(cap: bool, monkeypatch: pytest.Monke
 
 
 def test_kernel_cap_auto_means_when_a_model_plays_agents() -> None:
-    from whowhen.workflow import kernel_cap_wanted
+    from whowhen.config import kernel_process_cap
 
-    assert not kernel_cap_wanted({"systems": ["react", "code_act"]})
-    assert kernel_cap_wanted({"systems": ["react", "llm_code_act"]})
-    assert kernel_cap_wanted({"systems": ["react"], "sandbox": {"kernel_process_cap": "always"}})
-    assert not kernel_cap_wanted(
-        {"systems": ["llm_react"], "sandbox": {"kernel_process_cap": "never"}}
-    )
+    assert kernel_process_cap({"systems": ["react", "code_act"]}) == "never"
+    assert kernel_process_cap({"systems": ["react", "llm_code_act"]}) == "always"
+    always = {"systems": ["react"], "sandbox": {"kernel_process_cap": "always"}}
+    assert kernel_process_cap(always) == "always"
+    never = {"systems": ["llm_react"], "sandbox": {"kernel_process_cap": "never"}}
+    assert kernel_process_cap(never) == "never"

@@ -59,6 +59,16 @@ def _fill_defaults(value: Any, schema: dict[str, Any]) -> None:
             _fill_defaults(value[key], sub)
 
 
+def kernel_process_cap(config: dict[str, Any]) -> str:
+    """`sandbox.kernel_process_cap` with `auto` resolved: `always` when some configured
+    system is played by a model (model-written code), else `never` (the scripted systems'
+    programs are the project's own code; the watchdog's limits suffice for them)."""
+    setting = config.get("sandbox", {}).get("kernel_process_cap", "auto")
+    if setting != "auto":
+        return setting
+    return "always" if any(s in LLM_SYSTEMS for s in config.get("systems", ())) else "never"
+
+
 def validate_config(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
     """Raise WhowhenError naming the file and dotted field of the first problem; fill defaults.
 
@@ -80,6 +90,7 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
             message = f"unknown key (known keys: {', '.join(known)})"
         raise WhowhenError(message, path=source, field=".".join(path) or "(top level)")
     _fill_defaults(config, schema)
+    config["sandbox"]["kernel_process_cap"] = kernel_process_cap(config)
     for item in config["imports"]:
         _fill_defaults(item, schema["properties"]["imports"]["items"])
     llm_items = schema["properties"]["attribution"]["properties"]["llm"]["items"]

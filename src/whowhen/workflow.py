@@ -27,18 +27,6 @@ Stage = Callable[[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]
 """A stage entry point: (params, inputs, outputs, wildcards) of one Snakemake job."""
 
 
-def kernel_cap_wanted(config: dict[str, Any]) -> bool:
-    """`sandbox.kernel_process_cap`: `auto` caps programs in the kernel when some configured
-    system is played by a model (model-written code); the scripted systems' own programs
-    are the project's code, which the watchdog's limits suffice for."""
-    setting = config.get("sandbox", {}).get("kernel_process_cap", "auto")
-    if setting != "auto":
-        return setting == "always"
-    from whowhen.registry import LLM_SYSTEMS  # deferred: the registry loads every benchmark
-
-    return any(system in LLM_SYSTEMS for system in config.get("systems", ()))
-
-
 def run_stage(smk: Any, stage: Stage) -> None:
     """Entry point for `workflow/scripts/<rule>.py`: run `stage` on the job `smk`."""
     name = smk.rule
@@ -52,7 +40,8 @@ def run_stage(smk: Any, stage: Stage) -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
     config = getattr(smk, "config", {})
     box = config.get("sandbox", {})
-    sandbox.configure(bool(box.get("unsafe_local")), kernel_cap_wanted(config))
+    # `auto` is resolved by validate_config; unresolved, the cap is on (the safe side)
+    sandbox.configure(bool(box.get("unsafe_local")), box.get("kernel_process_cap") != "never")
     args = (_named(smk.params), _named(smk.input), _named(smk.output), _named(smk.wildcards))
     try:
         _profiled(stage, args, smk.log[0] if smk.log else name)
