@@ -55,10 +55,17 @@ class Plan:
 class Session:
     """One run behind the gateway: its plan, its forward function, its exchanges."""
 
-    def __init__(self, run_id: str, forward: Forward, plan: Plan | None = None) -> None:
+    def __init__(
+        self,
+        run_id: str,
+        forward: Forward,
+        plan: Plan | None = None,
+        listener: Callable[[Exchange], None] | None = None,
+    ) -> None:
         self.run_id = run_id
         self.forward = forward
         self.plan = plan or Plan()
+        self.listener = listener  # told of every answer before the framework gets it
         self.exchanges: list[Exchange] = []
         self.failure: str | None = None  # the fidelity error that stopped the replay
         self._lock = threading.Lock()
@@ -76,6 +83,8 @@ class Session:
                 self.failure = str(exc)
                 raise
             self.exchanges.append(exchange)
+            if self.listener is not None:
+                self.listener(exchange)
             return exchange, exchange.message
 
     def _answer(self, index: int, agent: str, request: dict[str, Any]) -> Exchange:

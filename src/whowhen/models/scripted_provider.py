@@ -59,18 +59,26 @@ offers tools, a scripted answer with such a line comes back as a native tool cal
 a real model's would (the HTTP test server does the same)."""
 
 
-def source_revision(source_file: str | Path) -> str:
-    """A hash of a responder's source file: part of the cache key, so a cached answer
+def source_revision(source_file: str | Path | tuple[str | Path, ...]) -> str:
+    """A hash of a responder's source file(s): part of the cache key, so a cached answer
     belongs to the code that wrote it, as a real answer belongs to one model version."""
-    return hashlib.sha256(Path(source_file).read_bytes()).hexdigest()[:16]
+    files = source_file if isinstance(source_file, tuple) else (source_file,)
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(Path(path).read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def register_responder(
-    name: str, responder: Responder, source_file: str | Path, *, replace: bool = False
+    name: str,
+    responder: Responder,
+    source_file: str | Path | tuple[str | Path, ...],
+    *,
+    replace: bool = False,
 ) -> None:
-    """Make `scripted/<name>` answer with `responder`. `source_file` is the file whose
-    code decides the answers (usually the responder's module, `__file__`); its hash is
-    the model's revision. A taken name is an error unless `replace` is set."""
+    """Make `scripted/<name>` answer with `responder`. `source_file` is the file (or files)
+    whose code decides the answers (usually the responder's module, `__file__`); its hash
+    is the model's revision. A taken name is an error unless `replace` is set."""
     entry = ScriptedResponder(responder, source_revision(source_file))
     if name in RESPONDERS and not replace and RESPONDERS[name] != entry:
         raise WhowhenError(f"scripted model 'scripted/{name}' is already registered")

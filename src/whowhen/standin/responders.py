@@ -18,6 +18,7 @@ from typing import Any
 from whowhen.agents import protocol
 from whowhen.models.scripted_provider import TURN_CLOSE, TURN_OPEN
 from whowhen.runtime import Step
+from whowhen.standin.framework_turns import framework_turn
 from whowhen.tools import calculate
 
 _STEP_LINE = re.compile(r"^\[\s*(\d+)\] ([^\s(:]+)", re.M)
@@ -209,8 +210,12 @@ def generator_responder(prompt: str, schema: dict[str, Any] | None) -> str:
 
 
 def default_responder(prompt: str, schema: dict[str, Any] | None) -> str:
-    """Route by what the request asks for: an agent turn, an injected error, a step
+    """Route by what the request asks for: an agent turn (inside a real framework, or in
+    the project's own protocol), an injected error, a step
     judgment (step_by_step, hybrid), a half (binary_search), or an attribution answer."""
+    framework = framework_turn(prompt, _KNOWN)
+    if framework is not None:
+        return framework
     if protocol.RULES_END in prompt:
         return agent_responder(prompt, schema)
     if "Mistake to make:" in prompt:

@@ -1,0 +1,101 @@
+"""What a framework adapter is, and how one framework run is driven through the gateway.
+
+An adapter builds a real framework's agents for a built-in benchmark, with the
+benchmark's tools as the framework's native tools (calling the same deterministic
+environment), points every agent's model at its own gateway URL, and runs one task. It
+plays a built-in system (`plays`): the same agent names and role prompts, so the
+built-in system's error operators apply to its steps and the stand-in model can play
+its roles. The run's steps come from the `Recorder`; its model calls from the gateway's
+`Session`, which also replays them for a warm start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from whowhen.frameworks.record import Recorder
+from whowhen.gateway.server import Gateway
+from whowhen.gateway.session import FidelityError, Forward, Plan, Session
+from whowhen.runtime import Action, Environment, Episode
+
+
+@dataclass(frozen=True)
+class FrameworkTask:
+    """What an adapter gets for one run."""
+
+    text: str  # the task as the environment states it (step 0)
+    tools: tuple[dict[str, Any], ...]  # the benchmark's tool specs: name, description, parameters
+    prompts: dict[str, str]  # agent -> the role prompt of the built-in system it plays
+    base_url: Callable[[str], str]  # agent -> its model's base URL (the gateway)
+    call_tool: Callable[[str, dict[str, Any]], str]  # run a tool; its observation is a step
+    done: Callable[[], bool]  # the environment has its final answer
+    max_turns: int  # model calls the framework may make
+
+
+class Adapter(Protocol):
+    system: str  # the config's system name, e.g. smolagents_react
+    plays: str  # the built-in system whose agents, prompts and operators it takes
+    agents: tuple[str, ...]
+    volatile: tuple[str, ...]  # request fields that differ between identical runs
+
+    def run(self, task: FrameworkTask) -> None:
+        """Run the framework on one task to its end (or an exception)."""
+
+    def read(self, agent: str, message: dict[str, Any]) -> list[Action]:
+        """The actions an answer of `agent` holds, in the framework's format."""
+
+    def write(self, action: Action, message: dict[str, Any]) -> dict[str, Any]:
+        """`message` (a recorded answer) rewritten to hold `action` instead: an injection."""
+
+
+@dataclass
+class FrameworkRun:
+    """One framework run: its history (and verdict), its model calls, how it ended."""
+
+    episode: Episode
+    session: Session
+
+
+def run_framework(
+    adapter: Adapter,
+    env: Environment,
+    tools: tuple[dict[str, Any], ...],
+    prompts: dict[str, str],
+    gateway: Gateway,
+    run_id: str,
+    forward: Forward,
+    max_turns: int,
+    plan: Plan | None = None,
+) -> FrameworkRun:
+    """Run `adapter`'s framework on `env`'s task behind `gateway`: a recording, or with
+    `plan` a replay with an injection. Whatever the framework raises ends the run with
+    a reason (a fidelity error names the first differing field); the run is evaluated as
+    it stands."""
+    recorder = Recorder(env, adapter.read)
+    session = Session(run_id, forward, plan, listener=recorder.on_answer)
+    gateway.open(session)
+    task = FrameworkTask(
+        recorder.history[0].content, tools, prompts,
+        lambda agent: gateway.base_url(run_id, agent), recorder.call_tool,
+        lambda: env.done, max_turns,
+    )  # fmt: skip
+    episode = recorder.episode
+    try:
+        adapter.run(task)
+        episode.end_reason = "done" if env.done else "framework ended without an answer"
+    except Exception as exc:  # any framework error is this run's, recorded
+        episode.end_reason = _reason(exc, session)
+    finally:
+        gateway.close_run(run_id)
+    episode.verdict = env.evaluate()
+    return FrameworkRun(episode, session)
+
+
+def _reason(exc: Exception, session: Session) -> str:
+    if session.failure:
+        return f"fidelity: {session.failure}"
+    if isinstance(exc, FidelityError):
+        return f"fidelity: {exc}"
+    return f"error: {type(exc).__name__}: {str(exc)[:300]}"

@@ -1,0 +1,106 @@
+"""The stand-in playing agents inside real frameworks: it reads the framework's own
+conversation format back into the run's steps and asks the built-in system's reference
+policy for the next action, as `responders.agent_responder` does for the project's own
+prompts. Which role it plays comes from the role prompt the adapter put in the system
+prompt; everything else (tools, history) from the framework's request.
+
+One reader per framework format:
+- smolagents ToolCallingAgent: its system prompt, "New task:\\n<task>", assistant turns
+  "<thought>\\nCalling tools:\\n[<Python repr of the calls>]", user turns
+  "Observation:\\n<text>".
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import Any
+
+from whowhen.models.scripted_provider import TURN_CLOSE, TURN_OPEN
+from whowhen.runtime import Step
+
+SMOLAGENTS_TOOL_CALLING = "You are an expert assistant who can solve any task using tool calls."
+_TURNS = re.compile(re.escape(TURN_OPEN) + r"\n(.*?)\n" + re.escape(TURN_CLOSE) + r"(?:\n|$)", re.S)
+
+
+def framework_turn(prompt: str, known: dict[str, Any]) -> str | None:
+    """The next turn when `prompt` is a known framework's request, else None. `known` is
+    the registry's tables (benchmarks, systems) as `responders.know` got them."""
+    if prompt.startswith(SMOLAGENTS_TOOL_CALLING):
+        return _smolagents_tool_calling(prompt, known)
+    return None
+
+
+def role_in(system_text: str, benchmarks: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(system, benchmark, agent) whose role prompt the framework's system prompt holds
+    (the longest, should one contain another)."""
+    found = [
+        (len(text), system, name, agent)
+        for name, spec in benchmarks.items()
+        for system, prompts in spec.prompts.items()
+        for agent, text in prompts.items()
+        if text in system_text
+    ]
+    if not found:
+        return None
+    _, system, name, agent = max(found)
+    return system, name, agent
+
+
+def _smolagents_tool_calling(prompt: str, known: dict[str, Any]) -> str | None:
+    head, _, rest = prompt.partition("\nNew task:\n")
+    role = role_in(head, known["benchmarks"])
+    if role is None:
+        return None
+    system, bench, agent = role
+    pieces = _TURNS.split(rest)  # task text (+ user turns), own turn, user turns, ...
+    steps: list[Step] = []
+
+    def add(actor: str, kind: str, content: str, tool: Any = None, args: Any = None) -> None:
+        steps.append(Step(len(steps), actor, kind, content, tool, args))
+
+    last_tool = "tool"
+    for k, piece in enumerate(pieces):
+        if k % 2:  # the agent's own turn
+            thought, _, calls = piece.partition("Calling tools:\n")
+            for n, call in enumerate(_calls(calls)):
+                fn = call.get("function") or {}
+                last_tool = fn.get("name") or "tool"
+                add(agent, "action", thought.strip() if n == 0 else "", last_tool,
+                    _arguments(fn.get("arguments")))  # fmt: skip
+            if not calls:
+                add(agent, "message", thought.strip())
+        elif k == 0:
+            add("user", "message", piece.strip())
+        elif piece.startswith("Observation:\n"):
+            add(last_tool, "observation", piece.removeprefix("Observation:\n").strip())
+        elif piece.strip():
+            add("user", "message", piece.strip())
+    policy = known["systems"][system][bench]()
+    action = policy.next_action(steps)
+    if action.tool is None:
+        return action.content
+    return f"{action.content}\nAction: {action.tool}({json.dumps(action.tool_args or {})})"
+
+
+def _calls(text: str) -> list[dict[str, Any]]:
+    """smolagents writes the calls as a Python list of dicts (repr, not JSON)."""
+    text = text.strip()
+    if not text:
+        return []
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return []
+    return [c for c in value if isinstance(c, dict)] if isinstance(value, list) else []
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,131 @@
+"""Real agent frameworks behind the gateway, played by the stand-in over HTTP: smolagents'
+ToolCallingAgent solves arithmetic tasks; a warm start replays its recorded calls (each
+request checked), answers the injection point with the injected tool call and goes live
+after it; a changed observation in the prefix is refused; a rerun asks the model nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from whowhen.frameworks.base import FrameworkRun, run_framework
+from whowhen.gateway.forward import client_forward
+from whowhen.gateway.server import Gateway
+from whowhen.gateway.session import Forward, Plan
+from whowhen.registry import get_benchmark
+from whowhen.runtime import Action
+from whowhen.standin.server import TestServer
+
+from .test_gateway import _client
+
+pytest.importorskip("smolagents", reason="needs smolagents (pip install -e '.[test]')")
+from whowhen.frameworks.smolagents_adapter import SmolagentsToolCalling
+
+CFG = {"n_tasks": 3, "min_ops": 2, "max_ops": 3}
+BENCH = get_benchmark("arithmetic", CFG)
+TASKS = BENCH.make_tasks(CFG, 1)
+ADAPTER = SmolagentsToolCalling()
+
+
+def _run(gw: Gateway, forward: Forward, task: Any, run_id: str, plan: Plan | None = None,
+         env: Any = None) -> FrameworkRun:  # fmt: skip
+    env = env or BENCH.make_env(task)
+    prompts = BENCH.prompts[ADAPTER.plays]
+    return run_framework(ADAPTER, env, BENCH.tools, prompts, gw, run_id, forward, 12, plan)
+
+
+def _view(history: list) -> list[tuple]:
+    return [(s.actor, s.kind, s.content, s.tool, s.tool_args) for s in history]
+
+
+def test_smolagents_tool_calling_agent_solves_tasks_through_the_gateway(tmp_path: Path) -> None:
+    with TestServer() as srv, Gateway() as gw:
+        forward = client_forward(_client(srv, tmp_path / "cache"))
+        runs = [_run(gw, forward, task, task.task_id) for task in TASKS]
+        asked = srv.completed
+        # a rerun is served from the response cache: not one model call
+        again = [_run(gw, forward, task, task.task_id) for task in TASKS]
+        assert srv.completed == asked
+    for run, rerun in zip(runs, again, strict=True):
+        episode = run.episode
+        assert episode.end_reason == "done" and episode.verdict.success, episode.end_reason
+        assert {s.actor for s in episode.history} == {"user", "assistant", "calculator"}
+        assert episode.history[-1].tool == "final_answer"
+        kinds = [s.kind for s in episode.history]
+        assert kinds.count("observation") == kinds.count("action") - 1  # all but the answer
+        exchanges = run.session.exchanges
+        assert all(e.source == "live" and e.agent == "assistant" and e.steps for e in exchanges)
+        assert (
+            sum(len(e.steps) for e in exchanges)
+            == kinds.count("action") + kinds.count("message") - 1
+        )  # every agent step came from one answer (step 0 is the task)
+        assert _view(rerun.episode.history) == _view(episode.history)
+    assert asked == sum(len(r.session.exchanges) for r in runs)
+
+
+def test_warm_start_replays_the_prefix_injects_and_goes_live(tmp_path: Path) -> None:
+    task = TASKS[0]
+    with TestServer() as srv, Gateway() as gw:
+        forward = client_forward(_client(srv, tmp_path / "cache"))
+        original = _run(gw, forward, task, "original")
+        history = original.episode.history
+        k = next(s.step for s in history if s.tool == "calculator" and s.step > 2)
+        exchange = next(e for e in original.session.exchanges if k in e.steps)
+        step = history[k]
+        a, op, b = step.tool_args["expression"].split()
+        wrong = Action(
+            step.actor, step.content, step.tool, {"expression": f"{a} {op} {int(b) + 1}"}
+        )
+        plan = Plan(
+            original.session.exchanges, exchange.index, ADAPTER.write(wrong, exchange.message)
+        )
+        before = srv.completed
+        warm = _run(gw, forward, task, "injected", plan)
+    sources = [e.source for e in warm.session.exchanges]
+    assert sources[: exchange.index] == ["replayed"] * exchange.index
+    assert sources[exchange.index] == "injected"
+    assert set(sources[exchange.index + 1 :]) == {"live"}
+    assert srv.completed - before == sources.count("live")  # the prefix asked nothing
+    assert _view(warm.episode.history[:k]) == _view(history[:k])  # the exact prefix
+    assert warm.episode.history[k].tool_args == wrong.tool_args
+    assert original.episode.verdict.success and not warm.episode.verdict.success
+    replayed = warm.session.exchanges[: exchange.index + 1]
+    assert [e.request for e in replayed] == [e.request for e in original.session.exchanges][
+        : exchange.index + 1
+    ]
+
+
+class _Tampered:
+    """The environment with one calculator result changed: a prefix that is not the
+    recorded one."""
+
+    def __init__(self, env: Any) -> None:
+        self._env = env
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._env, name)
+
+    def step(self, action: Action) -> Any:
+        result = self._env.step(action)
+        if action.tool == "calculator" and result is not None:
+            return result[0], str(int(float(result[1])) + 100)
+        return result
+
+
+def test_the_gateway_refuses_a_prefix_whose_observation_changed(tmp_path: Path) -> None:
+    task = TASKS[0]
+    with TestServer() as srv, Gateway() as gw:
+        forward = client_forward(_client(srv, tmp_path / "cache"))
+        original = _run(gw, forward, task, "original")
+        last = original.session.exchanges[-1]
+        plan = Plan(original.session.exchanges, last.index, last.message)
+        before = srv.completed
+        tampered = _run(gw, forward, task, "tampered", plan, _Tampered(BENCH.make_env(task)))
+        assert srv.completed == before
+    reason = tampered.episode.end_reason
+    assert (
+        reason.startswith("fidelity: call ") and "differs from the recording at messages[" in reason
+    )
+    assert "Observation" in reason and not tampered.episode.verdict.success
