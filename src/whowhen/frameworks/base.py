@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from whowhen.frameworks.record import Recorder
 from whowhen.gateway.server import Gateway
 from whowhen.gateway.session import FidelityError, Forward, Plan, Session
-from whowhen.runtime import Action, Environment, Episode
+from whowhen.runtime import Action, Environment, Episode, Step
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class FrameworkTask:
     call_tool: Callable[[str, dict[str, Any]], str]  # run a tool; its observation is a step
     done: Callable[[], bool]  # the environment has its final answer
     max_turns: int  # model calls the framework may make
+    history: Callable[[], list[Step]]  # the run's steps so far (for turn-taking rules)
 
 
 class Adapter(Protocol):
@@ -79,7 +80,7 @@ def run_framework(
     task = FrameworkTask(
         recorder.history[0].content, tools, prompts,
         lambda agent: gateway.base_url(run_id, agent), recorder.call_tool,
-        lambda: env.done, max_turns,
+        lambda: env.done, max_turns, lambda: recorder.history,
     )  # fmt: skip
     episode = recorder.episode
     try:

@@ -116,7 +116,8 @@ def flatten(messages: Iterable[tuple[str, str]]) -> str:
 def chat_turns(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """(role, text) of Chat Completions messages, tool traffic in the text protocol: an
     assistant's tool calls as `Action: name(arguments)` lines, a tool result as
-    `Observation (name): text` (a framework's conversation, as the responders read)."""
+    `Observation (name): text`, a named speaker's message as `[name]: text` (a
+    framework's conversation, as the responders read it)."""
     names: dict[str, str] = {}
     out = []
     for m in messages:
@@ -131,6 +132,8 @@ def chat_turns(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
         if m.get("role") == "tool":
             name = names.get(m.get("tool_call_id", ""), m.get("name") or "tool")
             out.append(("user", f"Observation ({name}): {text}"))
+        elif m.get("name") and m.get("role") != "system":  # a group chat's speaker
+            out.append((m.get("role", "user"), f"[{m['name']}]: {text.strip(chr(10))}"))
         else:
             out.append((m.get("role", "user"), text.strip("\n")))
     return out

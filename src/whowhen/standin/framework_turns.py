@@ -8,6 +8,9 @@ One reader per framework format:
 - smolagents ToolCallingAgent: its system prompt, "New task:\\n<task>", assistant turns
   "<thought>\\nCalling tools:\\n[<Python repr of the calls>]", user turns
   "Observation:\\n<text>".
+- native chat (AG2's group chat): the role prompt as the system message, then the chat
+  with native tool calls and tool results, every other speaker named (`[name]: ...`
+  once flattened; the asked agent's own turns unnamed).
 """
 
 from __future__ import annotations
@@ -29,7 +32,57 @@ def framework_turn(prompt: str, known: dict[str, Any]) -> str | None:
     the registry's tables (benchmarks, systems) as `responders.know` got them."""
     if prompt.startswith(SMOLAGENTS_TOOL_CALLING):
         return _smolagents_tool_calling(prompt, known)
+    head = prompt.split("\n[", 1)[0]
+    role = role_in(head, known["benchmarks"]) if head != prompt else None
+    if role is not None and head.strip() == _prompt_of(role, known):
+        return _native_chat(prompt[len(head) + 1 :], role, known)
     return None
+
+
+def _prompt_of(role: tuple[str, str, str], known: dict[str, Any]) -> str:
+    system, bench, agent = role
+    return known["benchmarks"][bench].prompts[system][agent]
+
+
+_BLOCK = re.compile(r"\n(?=\[[\w-]+\]: |Observation \([\w-]+\): )")
+_NAMED = re.compile(r"^\[([\w-]+)\]: ")
+_ACTION = re.compile(r"^Action: (\w+)\((.*)\)\s*$", re.M)
+
+
+def _native_chat(rest: str, role: tuple[str, str, str], known: dict[str, Any]) -> str:
+    """A named-speaker chat with native tool calls: the first message is the task."""
+    system, bench, me = role
+    steps: list[Step] = []
+
+    def add(actor: str, kind: str, content: str, tool: Any = None, args: Any = None) -> None:
+        steps.append(Step(len(steps), actor, kind, content, tool, args))
+
+    def turn(actor: str, text: str) -> None:
+        calls = list(_ACTION.finditer(text))
+        content = text[: calls[0].start()].strip() if calls else text.strip()
+        for n, call in enumerate(calls):
+            add(actor, "action", content if n == 0 else "", call[1], _arguments(call[2]))
+        if not calls:
+            add(actor, "message", content)
+
+    for k, piece in enumerate(_TURNS.split(rest)):
+        if k % 2:
+            named = _NAMED.match(piece)
+            turn(named[1] if named else me, piece[named.end() :] if named else piece)
+            continue
+        for block in _BLOCK.split(piece) if piece else ():
+            block = block.strip("\n")
+            if m := re.match(r"Observation \(([\w-]+)\): ", block):
+                add(m[1], "observation", block[m.end() :])
+            elif (named := _NAMED.match(block)) and steps:
+                turn(named[1], block[named.end() :])
+            elif block:
+                add("user", "message", block[named.end() :] if named else block)
+    policy = known["systems"][system][bench]()
+    action = policy.next_action(steps)
+    if action.tool is None:
+        return action.content
+    return f"{action.content}\nAction: {action.tool}({json.dumps(action.tool_args or {})})"
 
 
 def role_in(system_text: str, benchmarks: dict[str, Any]) -> tuple[str, str, str] | None:

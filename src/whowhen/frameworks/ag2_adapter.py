@@ -1,0 +1,92 @@
+"""AG2 (`pip install -e '.[ag2]'`, the classic `autogen` API that Who&When's
+Algorithm-Generated runs came from): a group chat playing `solver_verifier`.
+
+Three agents and a manager: `solver` and `verifier` are model-backed
+`ConversableAgent`s (their role prompts as system messages, the benchmark's tools
+offered natively), `executor` a `UserProxyAgent` that runs every tool call in the
+environment and says nothing else; the `GroupChatManager` picks speakers with the
+built-in system's turn-taking rule (`agents.team.speaker`: after a tool call its
+result, then the same agent; a solver's message goes to the verifier and back), so the
+framework's order is the one the system's operators and the stand-in know. The chat ends
+once `final_answer` has run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from typing import Any
+
+from whowhen.agents.team import speaker
+from whowhen.frameworks.base import FrameworkTask
+from whowhen.frameworks.record import tool_call_actions
+from whowhen.frameworks.smolagents_adapter import native_message
+from whowhen.gateway.server import MODEL
+from whowhen.runtime import Action
+
+EXECUTOR = "executor"
+
+
+class AG2SolverVerifier:
+    """`ag2_solver_verifier`: an AG2 group chat of solver, verifier and a tool executor."""
+
+    system = "ag2_solver_verifier"
+    plays = "solver_verifier"
+    agents = ("solver", "verifier")
+    volatile: tuple[str, ...] = ()
+
+    def run(self, task: FrameworkTask) -> None:
+        from autogen import (  # deferred: an optional extra
+            ConversableAgent,
+            GroupChat,
+            GroupChatManager,
+            UserProxyAgent,
+        )
+
+        def llm(agent: str) -> dict[str, Any]:
+            entry = {"model": MODEL, "base_url": task.base_url(agent),
+                     "api_key": "whowhen-gateway", "price": [0, 0]}  # fmt: skip
+            return {"config_list": [entry], "cache_seed": None}
+
+        models = {
+            name: ConversableAgent(
+                name,
+                system_message=task.prompts[name],
+                llm_config=llm(name),
+                human_input_mode="NEVER",
+            )
+            for name in self.agents
+        }
+        executor = UserProxyAgent(
+            EXECUTOR, human_input_mode="NEVER", code_execution_config=False, llm_config=False
+        )
+        for spec in task.tools:
+            for agent in models.values():
+                agent.update_tool_signature({"type": "function", "function": spec}, is_remove=False)
+            executor.register_function({spec["name"]: _runner(task, spec["name"])})
+
+        def select(last: Any, chat: Any) -> Any:
+            if chat.messages and chat.messages[-1].get("tool_calls"):
+                return executor
+            return models[speaker(self.plays, self.agents, task.history())]
+
+        chat = GroupChat([*models.values(), executor], messages=[],
+                         max_round=2 * task.max_turns, speaker_selection_method=select)  # fmt: skip
+        manager = GroupChatManager(chat, llm_config=False,
+                                   is_termination_msg=lambda _: task.done())  # fmt: skip
+        with contextlib.redirect_stdout(io.StringIO()):  # AG2 prints every turn
+            executor.initiate_chat(manager, message=task.text, silent=True)
+
+    def read(self, agent: str, message: dict[str, Any]) -> list[Action]:
+        return tool_call_actions(agent, message)
+
+    def write(self, action: Action, message: dict[str, Any]) -> dict[str, Any]:
+        return native_message(action, message)
+
+
+def _runner(task: FrameworkTask, name: str) -> Any:
+    def run(**kwargs: Any) -> str:
+        return task.call_tool(name, kwargs)
+
+    run.__name__ = name
+    return run
