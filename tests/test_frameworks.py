@@ -14,6 +14,7 @@ import pytest
 
 from whowhen.frameworks.ag2_adapter import AG2SolverVerifier
 from whowhen.frameworks.base import FrameworkRun, run_framework
+from whowhen.frameworks.langgraph_adapter import LangGraphTeam
 from whowhen.frameworks.smolagents_adapter import SmolagentsToolCalling
 from whowhen.gateway.forward import client_forward
 from whowhen.gateway.server import Gateway
@@ -32,8 +33,17 @@ ADAPTERS = [
         importlib.util.find_spec("smolagents") is None, reason="needs smolagents")),
     pytest.param(AG2SolverVerifier(), marks=pytest.mark.skipif(
         importlib.util.find_spec("autogen") is None, reason="needs ag2 < 1 (autogen)")),
+    *(pytest.param(LangGraphTeam(plays, agents), marks=pytest.mark.skipif(
+        importlib.util.find_spec("langgraph") is None, reason="needs langgraph"))
+      for plays, agents in (("react", ("assistant",)),
+                            ("solver_verifier", ("solver", "verifier")))),
 ]  # fmt: skip
-NAMES = {"smolagents_react": {"assistant"}, "ag2_solver_verifier": {"solver", "verifier"}}
+NAMES = {
+    "smolagents_react": {"assistant"},
+    "ag2_solver_verifier": {"solver", "verifier"},
+    "langgraph_react": {"assistant"},
+    "langgraph_solver_verifier": {"solver", "verifier"},
+}
 
 
 def _run(adapter: Any, gw: Gateway, forward: Forward, task: Any, run_id: str,

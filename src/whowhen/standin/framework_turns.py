@@ -8,9 +8,10 @@ One reader per framework format:
 - smolagents ToolCallingAgent: its system prompt, "New task:\\n<task>", assistant turns
   "<thought>\\nCalling tools:\\n[<Python repr of the calls>]", user turns
   "Observation:\\n<text>".
-- native chat (AG2's group chat): the role prompt as the system message, then the chat
-  with native tool calls and tool results, every other speaker named (`[name]: ...`
-  once flattened; the asked agent's own turns unnamed).
+- native chat (AG2's group chat, LangGraph's graph): the role prompt as the system
+  message, then the task and the chat with native tool calls and tool results, named
+  speakers as `[name]: ...` once flattened (unnamed assistant turns are the asked
+  agent's own).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import json
 import re
 from typing import Any
 
+from whowhen.agents.protocol import RULES_END
 from whowhen.models.scripted_provider import TURN_CLOSE, TURN_OPEN
 from whowhen.runtime import Step
 
@@ -32,16 +34,19 @@ def framework_turn(prompt: str, known: dict[str, Any]) -> str | None:
     the registry's tables (benchmarks, systems) as `responders.know` got them."""
     if prompt.startswith(SMOLAGENTS_TOOL_CALLING):
         return _smolagents_tool_calling(prompt, known)
-    head = prompt.split("\n[", 1)[0]
-    role = role_in(head, known["benchmarks"]) if head != prompt else None
-    if role is not None and head.strip() == _prompt_of(role, known):
-        return _native_chat(prompt[len(head) + 1 :], role, known)
+    if RULES_END in prompt:  # the project's own agent protocol, not a framework's
+        return None
+    opening = [
+        (len(text), system, name, agent)
+        for name, spec in known["benchmarks"].items()
+        for system, prompts in spec.prompts.items()
+        for agent, text in prompts.items()
+        if prompt.startswith(text + "\n")
+    ]
+    if opening:
+        size, system, name, agent = max(opening)
+        return _native_chat(prompt[size + 1 :], (system, name, agent), known)
     return None
-
-
-def _prompt_of(role: tuple[str, str, str], known: dict[str, Any]) -> str:
-    system, bench, agent = role
-    return known["benchmarks"][bench].prompts[system][agent]
 
 
 _BLOCK = re.compile(r"\n(?=\[[\w-]+\]: |Observation \([\w-]+\): )")
