@@ -46,30 +46,48 @@ NAMES = {
 }
 
 
-def _run(adapter: Any, gw: Gateway, forward: Forward, task: Any, run_id: str,
-         plan: Plan | None = None, env: Any = None) -> FrameworkRun:  # fmt: skip
-    env = env or BENCH.make_env(task)
-    prompts = BENCH.prompts[adapter.plays]
-    return run_framework(adapter, env, BENCH.tools, prompts, gw, run_id, forward, 20, plan)
+def _run(
+    adapter: Any,
+    gw: Gateway,
+    forward: Forward,
+    task: Any,
+    run_id: str,
+    plan: Plan | None = None,
+    env: Any = None,
+    bench: Any = BENCH,
+) -> FrameworkRun:
+    env = env or bench.make_env(task)
+    prompts = bench.prompts[adapter.plays]
+    return run_framework(adapter, env, bench.tools, prompts, gw, run_id, forward, 20, plan)
 
 
 def _view(history: list) -> list[tuple]:
     return [(s.actor, s.kind, s.content, s.tool, s.tool_args) for s in history]
 
 
+TABLE_QA = get_benchmark("table_qa", {"n_tasks": 2})
+TOOL_OF = {"arithmetic": "calculator", "table_qa": "sql"}
+
+
+@pytest.mark.parametrize("name", ["arithmetic", pytest.param("table_qa", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("adapter", ADAPTERS, ids=lambda a: a.system)
-def test_a_framework_solves_tasks_through_the_gateway(adapter: Any, tmp_path: Path) -> None:
+def test_a_framework_solves_tasks_through_the_gateway(
+    adapter: Any, name: str, tmp_path: Path
+) -> None:
+    bench = BENCH if name == "arithmetic" else TABLE_QA
+    tasks = TASKS if name == "arithmetic" else TABLE_QA.make_tasks({"n_tasks": 2}, 1)
     with TestServer() as srv, Gateway() as gw:
         forward = client_forward(_client(srv, tmp_path / "cache"))
-        runs = [_run(adapter, gw, forward, task, task.task_id) for task in TASKS]
+        runs = [_run(adapter, gw, forward, t, t.task_id, bench=bench) for t in tasks]
         asked = srv.completed
         # a rerun is served from the response cache: not one model call
-        again = [_run(adapter, gw, forward, task, task.task_id) for task in TASKS]
+        again = [_run(adapter, gw, forward, t, t.task_id, bench=bench) for t in tasks]
         assert srv.completed == asked
     for run, rerun in zip(runs, again, strict=True):
         episode = run.episode
         assert episode.end_reason == "done" and episode.verdict.success, episode.end_reason
-        assert {s.actor for s in episode.history} == {"user", "calculator"} | NAMES[adapter.system]
+        actors = {"user", TOOL_OF[name]} | NAMES[adapter.system]
+        assert {s.actor for s in episode.history} == actors
         assert episode.history[-1].tool == "final_answer"
         kinds = [s.kind for s in episode.history]
         assert kinds.count("observation") == kinds.count("action") - 1  # all but the answer
