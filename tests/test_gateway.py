@@ -208,3 +208,38 @@ def test_the_gateway_forwards_to_an_in_process_scripted_model(tmp_path: Path) ->
         assert session.exchanges[0].cost_usd > 0 or session.exchanges[0].input_tokens > 0
     finally:
         RESPONDERS.pop("gateway_calc", None)
+
+
+def test_the_gateway_command_records_your_own_agent(tmp_path: Path) -> None:
+    """`whowhen gateway`: any run id and agent in the URL; one JSONL per run."""
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    main = "import sys; from whowhen.cli import main; sys.exit(main(sys.argv[1:]))"
+    with TestServer(Behaviour(responder=calc_model)) as srv:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", main, "gateway", "--model", "openai-compatible/mock",
+             "--base-url", srv.url, "--port", "0", "--record", str(tmp_path / "runs"),
+             "--cache-dir", str(tmp_path / "cache"),
+             "--prices", str(ROOT / "config" / "prices.yaml")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            line = proc.stdout.readline()
+            port = re.search(r"127\.0\.0\.1:(\d+)/run/", line).group(1)
+            messages = agent_run(f"http://127.0.0.1:{port}/run/my-run-7/planner/v1")
+        finally:
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert messages[-1]["content"] == "The answer is 42."
+    lines = (tmp_path / "runs" / "my-run-7.jsonl").read_text().splitlines()
+    records = [json.loads(x) for x in lines]
+    assert [(r["index"], r["agent"], r["source"]) for r in records] == [
+        (0, "planner", "live"), (1, "planner", "live"),
+    ]  # fmt: skip
+    assert records[0]["message"]["tool_calls"][0]["function"]["name"] == "calculator"
+    assert records[1]["request"]["messages"][3]["content"] == "42"
+    assert "2 calls" in out

@@ -11,6 +11,7 @@ whowhen score OUT                          exact and Who&When-compatible accurac
 whowhen show RUN_ID                        a readable trajectory, gold and predictions marked
 whowhen check-config [PATH]                validate a pipeline config
 whowhen dvc-yaml [--check]                 regenerate dvc.yaml from the workflow
+whowhen gateway --model ID [--port N]      record your own agent's model calls
 """
 
 from __future__ import annotations
@@ -42,7 +43,31 @@ def build_parser() -> argparse.ArgumentParser:
     _add_score_parser(sub)
     _add_show_parser(sub)
     _add_config_parsers(sub)
+    _add_gateway_parser(sub)
     return parser
+
+
+def _add_gateway_parser(sub: argparse._SubParsersAction) -> None:
+    """`gateway`: an OpenAI-compatible endpoint that records every call of every run."""
+    p = sub.add_parser(
+        "gateway",
+        help="serve a model at http://127.0.0.1:PORT/run/<run id>/<agent>/v1 and record "
+        "every call (one JSONL per run)",
+    )
+    p.add_argument("--model", required=True, help="the model behind it (as for attribute)")
+    p.add_argument("--base-url", help="server URL for openai-compatible models")
+    p.add_argument("--port", type=int, default=8700, help="0: any free port (printed)")
+    p.add_argument("--record", default="gateway-runs", metavar="DIR", help="where runs go")
+    p.add_argument("--cache-dir", default=".cache/whowhen/responses")
+    p.add_argument("--prices", default="config/prices.yaml")
+    p.add_argument("--max-concurrency", type=int, default=16)
+    p.set_defaults(func=_gateway)
+
+
+def _gateway(args: argparse.Namespace) -> int:
+    from whowhen.cli.gateway_cmd import gateway_cmd  # deferred: loads the model layer
+
+    return gateway_cmd(args)
 
 
 def _add_import_parser(sub: argparse._SubParsersAction) -> None:

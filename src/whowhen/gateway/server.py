@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import quote, unquote
@@ -48,7 +49,7 @@ class _Handler(BaseHTTPRequestHandler):
         parts = self.path.split("?", 1)[0].strip("/").split("/")
         if len(parts) < 5 or parts[0] != "run" or parts[3] != "v1":
             return None
-        session = self.server.sessions.get(unquote(parts[1]))
+        session = self.server.session(unquote(parts[1]))
         return (session, unquote(parts[2]), "/".join(parts[4:])) if session else None
 
     def do_GET(self) -> None:
@@ -103,14 +104,23 @@ class Gateway(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 64
 
-    def __init__(self, port: int = 0) -> None:
+    def __init__(self, port: int = 0, factory: Callable[[str], Session] | None = None) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
         self.sessions: dict[str, Session] = {}
+        self.factory = factory  # makes a session for a run id first seen (`whowhen gateway`)
+        self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
     def open(self, session: Session) -> None:
         """Answer `session.run_id`'s calls from now on."""
         self.sessions[session.run_id] = session
+
+    def session(self, run_id: str) -> Session | None:
+        """The run's session; with a factory, a new one for a run id first seen."""
+        with self._lock:
+            if run_id not in self.sessions and self.factory is not None:
+                self.sessions[run_id] = self.factory(run_id)
+            return self.sessions.get(run_id)
 
     def close_run(self, run_id: str) -> Session | None:
         return self.sessions.pop(run_id, None)
