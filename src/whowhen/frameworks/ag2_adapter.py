@@ -18,16 +18,13 @@ import io
 from typing import Any
 
 from whowhen.agents.team import speaker
-from whowhen.frameworks.base import FrameworkTask
-from whowhen.frameworks.record import tool_call_actions
-from whowhen.frameworks.smolagents_adapter import native_message
+from whowhen.frameworks.base import FrameworkTask, NativeToolCalls
 from whowhen.gateway.server import MODEL
-from whowhen.runtime import Action
 
 EXECUTOR = "executor"
 
 
-class AG2SolverVerifier:
+class AG2SolverVerifier(NativeToolCalls):
     """`ag2_solver_verifier`: an AG2 group chat of solver, verifier and a tool executor."""
 
     system = "ag2_solver_verifier"
@@ -76,12 +73,6 @@ class AG2SolverVerifier:
                                    is_termination_msg=lambda _: task.done())  # fmt: skip
         with contextlib.redirect_stdout(io.StringIO()):  # AG2 prints every turn
             executor.initiate_chat(manager, message=task.text, silent=True)
-
-    def read(self, agent: str, message: dict[str, Any]) -> list[Action]:
-        return tool_call_actions(agent, message)
-
-    def write(self, action: Action, message: dict[str, Any]) -> dict[str, Any]:
-        return native_message(action, message)
 
 
 def _runner(task: FrameworkTask, name: str) -> Any:

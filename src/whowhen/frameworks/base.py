@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from whowhen.frameworks.record import Recorder
+from whowhen.frameworks.record import Recorder, native_message, tool_call_actions
 from whowhen.gateway.server import Gateway
 from whowhen.gateway.session import FidelityError, Forward, Plan, Session
 from whowhen.runtime import Action, Environment, Episode, Step
@@ -49,6 +49,17 @@ class Adapter(Protocol):
 
     def write(self, action: Action, message: dict[str, Any]) -> dict[str, Any]:
         """`message` (a recorded answer) rewritten to hold `action` instead: an injection."""
+
+
+class NativeToolCalls:
+    """An adapter whose framework answers with native tool calls (most of them): an answer
+    reads as its tool calls, and an injected action is written back as one."""
+
+    def read(self, agent: str, message: dict[str, Any]) -> list[Action]:
+        return tool_call_actions(agent, message)
+
+    def write(self, action: Action, message: dict[str, Any]) -> dict[str, Any]:
+        return native_message(action, message)
 
 
 @dataclass

@@ -14,16 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from whowhen.agents.team import speaker
-from whowhen.frameworks.base import FrameworkTask
-from whowhen.frameworks.record import tool_call_actions
-from whowhen.frameworks.smolagents_adapter import native_message
+from whowhen.frameworks.base import FrameworkTask, NativeToolCalls
 from whowhen.gateway.server import MODEL
-from whowhen.runtime import Action
 
 TOOLS = "tools"
 
 
-class LangGraphTeam:
+class LangGraphTeam(NativeToolCalls):
     """`langgraph_<system>`: a LangGraph state graph of the system's agents."""
 
     volatile: tuple[str, ...] = ()
@@ -80,9 +77,3 @@ class LangGraphTeam:
             {"messages": [HumanMessage(task.text)]},
             {"recursion_limit": 2 * task.max_turns + 2},
         )
-
-    def read(self, agent: str, message: dict[str, Any]) -> list[Action]:
-        return tool_call_actions(agent, message)
-
-    def write(self, action: Action, message: dict[str, Any]) -> dict[str, Any]:
-        return native_message(action, message)

@@ -17,6 +17,7 @@ from typing import Any
 from whowhen.gateway.exchange import Exchange
 from whowhen.runtime import Action, Environment, Episode, Step
 from whowhen.runtime.types import StepCost
+from whowhen.schema import canonical_json
 
 Reader = Callable[[str, dict[str, Any]], list[Action]]
 """(agent, assistant message) -> the actions it holds, in the framework's own format."""
@@ -33,6 +34,27 @@ def tool_call_actions(agent: str, message: dict[str, Any]) -> list[Action]:
     for k, call in enumerate(calls):
         fn = call.get("function") or {}
         out.append(Action(agent, content if k == 0 else "", fn.get("name"), _args(fn)))
+    return out
+
+
+def native_message(action: Action, message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant message with native tool calls holding `action` (the recorded call's id
+    kept, so the framework's later requests refer to it as before)."""
+    out: dict[str, Any] = {"role": "assistant", "content": action.content or None}
+    if action.tool is None:
+        out["content"] = action.content
+        return out
+    calls = message.get("tool_calls") or [{}]
+    out["tool_calls"] = [
+        {
+            "id": calls[0].get("id", "call_injected"),
+            "type": "function",
+            "function": {
+                "name": action.tool,
+                "arguments": canonical_json(action.tool_args or {}) or "{}",
+            },
+        }
+    ]
     return out
 
 

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from whowhen.frameworks.base import FrameworkTask
-from whowhen.frameworks.record import tool_call_actions
+from whowhen.frameworks.base import FrameworkTask, NativeToolCalls
 from whowhen.gateway.server import MODEL
-from whowhen.runtime import Action
-from whowhen.schema import canonical_json
 
 _TYPES = {"string", "boolean", "integer", "number", "object", "array", "null"}
 
@@ -52,7 +49,7 @@ def _native_tool(spec: dict[str, Any], task: FrameworkTask) -> Any:
     return cls()
 
 
-class SmolagentsToolCalling:
+class SmolagentsToolCalling(NativeToolCalls):
     """`smolagents_react`: smolagents' ToolCallingAgent as react's `assistant`."""
 
     system = "smolagents_react"
@@ -78,30 +75,3 @@ class SmolagentsToolCalling:
             instructions=task.prompts[agent],
         )
         runner.run(task.text)
-
-    def read(self, agent: str, message: dict[str, Any]) -> list[Action]:
-        return tool_call_actions(agent, message)
-
-    def write(self, action: Action, message: dict[str, Any]) -> dict[str, Any]:
-        return native_message(action, message)
-
-
-def native_message(action: Action, message: dict[str, Any]) -> dict[str, Any]:
-    """An assistant message with native tool calls holding `action` (the recorded call's id
-    kept, so the framework's later requests refer to it as before)."""
-    out: dict[str, Any] = {"role": "assistant", "content": action.content or None}
-    if action.tool is None:
-        out["content"] = action.content
-        return out
-    calls = message.get("tool_calls") or [{}]
-    out["tool_calls"] = [
-        {
-            "id": calls[0].get("id", "call_injected"),
-            "type": "function",
-            "function": {
-                "name": action.tool,
-                "arguments": canonical_json(action.tool_args or {}) or "{}",
-            },
-        }
-    ]
-    return out

@@ -102,6 +102,9 @@ def responder(name: str) -> ScriptedResponder:
 TURN_OPEN, TURN_CLOSE = "<|assistant|>", "<|end|>"
 """The lines around an assistant message in the text a responder gets: a responder that
 plays an agent reads its own earlier turns from them."""
+TURNS = re.compile(re.escape(TURN_OPEN) + r"\n(.*?)\n" + re.escape(TURN_CLOSE) + r"(?:\n|$)", re.S)
+"""Splits a flattened prompt into user text, assistant turn, user text, ... (`flatten`
+read back)."""
 
 
 def flatten(messages: Iterable[tuple[str, str]]) -> str:

@@ -19,14 +19,14 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from whowhen.agents.protocol import RULES_END
-from whowhen.models.scripted_provider import TURN_CLOSE, TURN_OPEN
+from whowhen.models.scripted_provider import ACTION_LINE, TURNS
 from whowhen.runtime import Step
 
 SMOLAGENTS_TOOL_CALLING = "You are an expert assistant who can solve any task using tool calls."
-_TURNS = re.compile(re.escape(TURN_OPEN) + r"\n(.*?)\n" + re.escape(TURN_CLOSE) + r"(?:\n|$)", re.S)
 
 
 def framework_turn(prompt: str, known: dict[str, Any]) -> str | None:
@@ -36,41 +36,60 @@ def framework_turn(prompt: str, known: dict[str, Any]) -> str | None:
         return _smolagents_tool_calling(prompt, known)
     if RULES_END in prompt:  # the project's own agent protocol, not a framework's
         return None
-    opening = [
-        (len(text), system, name, agent)
-        for name, spec in known["benchmarks"].items()
+    opening = _longest(known["benchmarks"], lambda text: prompt.startswith(text + "\n"))
+    if opening is None:
+        return None
+    size, role = opening
+    return _native_chat(prompt[size + 1 :], role, known)
+
+
+Role = tuple[str, str, str]
+"""(system, benchmark, agent)."""
+
+
+def _longest(benchmarks: dict[str, Any], fits: Callable[[str], bool]) -> tuple[int, Role] | None:
+    """(length, (system, benchmark, agent)) of the longest role prompt that `fits`."""
+    found = [
+        (len(text), (system, name, agent))
+        for name, spec in benchmarks.items()
         for system, prompts in spec.prompts.items()
         for agent, text in prompts.items()
-        if prompt.startswith(text + "\n")
+        if fits(text)
     ]
-    if opening:
-        size, system, name, agent = max(opening)
-        return _native_chat(prompt[size + 1 :], (system, name, agent), known)
-    return None
+    return max(found) if found else None
+
+
+def _play(role: tuple[str, str, str], steps: list[Step], known: dict[str, Any]) -> str:
+    """The reference policy's next action after `steps`, as a text-protocol turn (the
+    server turns an `Action:` line into a native tool call when tools are offered)."""
+    system, bench, _ = role
+    action = known["systems"][system][bench]().next_action(steps)
+    if action.tool is None:
+        return action.content
+    return f"{action.content}\nAction: {action.tool}({json.dumps(action.tool_args or {})})"
 
 
 _BLOCK = re.compile(r"\n(?=\[[\w-]+\]: |Observation \([\w-]+\): )")
 _NAMED = re.compile(r"^\[([\w-]+)\]: ")
-_ACTION = re.compile(r"^Action: (\w+)\((.*)\)\s*$", re.M)
 
 
 def _native_chat(rest: str, role: tuple[str, str, str], known: dict[str, Any]) -> str:
     """A named-speaker chat with native tool calls: the first message is the task."""
-    system, bench, me = role
+    me = role[2]
     steps: list[Step] = []
 
     def add(actor: str, kind: str, content: str, tool: Any = None, args: Any = None) -> None:
         steps.append(Step(len(steps), actor, kind, content, tool, args))
 
     def turn(actor: str, text: str) -> None:
-        calls = list(_ACTION.finditer(text))
+        calls = list(ACTION_LINE.finditer(text))
         content = text[: calls[0].start()].strip() if calls else text.strip()
         for n, call in enumerate(calls):
             add(actor, "action", content if n == 0 else "", call[1], _arguments(call[2]))
         if not calls:
             add(actor, "message", content)
 
-    for k, piece in enumerate(_TURNS.split(rest)):
+    for k, piece in enumerate(TURNS.split(rest)):
         if k % 2:
             named = _NAMED.match(piece)
             turn(named[1] if named else me, piece[named.end() :] if named else piece)
@@ -83,27 +102,14 @@ def _native_chat(rest: str, role: tuple[str, str, str], known: dict[str, Any]) -
                 turn(named[1], block[named.end() :])
             elif block:
                 add("user", "message", block[named.end() :] if named else block)
-    policy = known["systems"][system][bench]()
-    action = policy.next_action(steps)
-    if action.tool is None:
-        return action.content
-    return f"{action.content}\nAction: {action.tool}({json.dumps(action.tool_args or {})})"
+    return _play(role, steps, known)
 
 
 def role_in(system_text: str, benchmarks: dict[str, Any]) -> tuple[str, str, str] | None:
     """(system, benchmark, agent) whose role prompt the framework's system prompt holds
     (the longest, should one contain another)."""
-    found = [
-        (len(text), system, name, agent)
-        for name, spec in benchmarks.items()
-        for system, prompts in spec.prompts.items()
-        for agent, text in prompts.items()
-        if text in system_text
-    ]
-    if not found:
-        return None
-    _, system, name, agent = max(found)
-    return system, name, agent
+    found = _longest(benchmarks, lambda text: text in system_text)
+    return found[1] if found else None
 
 
 def _smolagents_tool_calling(prompt: str, known: dict[str, Any]) -> str | None:
@@ -111,8 +117,8 @@ def _smolagents_tool_calling(prompt: str, known: dict[str, Any]) -> str | None:
     role = role_in(head, known["benchmarks"])
     if role is None:
         return None
-    system, bench, agent = role
-    pieces = _TURNS.split(rest)  # task text (+ user turns), own turn, user turns, ...
+    agent = role[2]
+    pieces = TURNS.split(rest)  # task text (+ user turns), own turn, user turns, ...
     steps: list[Step] = []
 
     def add(actor: str, kind: str, content: str, tool: Any = None, args: Any = None) -> None:
@@ -135,11 +141,7 @@ def _smolagents_tool_calling(prompt: str, known: dict[str, Any]) -> str | None:
             add(last_tool, "observation", piece.removeprefix("Observation:\n").strip())
         elif piece.strip():
             add("user", "message", piece.strip())
-    policy = known["systems"][system][bench]()
-    action = policy.next_action(steps)
-    if action.tool is None:
-        return action.content
-    return f"{action.content}\nAction: {action.tool}({json.dumps(action.tool_args or {})})"
+    return _play(role, steps, known)
 
 
 def _calls(text: str) -> list[dict[str, Any]]:

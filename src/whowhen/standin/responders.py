@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from whowhen.agents import protocol
-from whowhen.models.scripted_provider import TURN_CLOSE, TURN_OPEN
+from whowhen.models.scripted_provider import TURNS
 from whowhen.runtime import Step
 from whowhen.standin.framework_turns import framework_turn
 from whowhen.tools import calculate
@@ -156,12 +156,11 @@ def _role_of(rules: str, benchmarks: dict[str, Any]) -> tuple[str, str, str] | N
 _BLOCK_START = re.compile(
     r"\n(?=\[[\w-]+\]: |Observation \([\w-]+\): |Format reminder: |Reminder: )"
 )
-_TURNS = re.compile(re.escape(TURN_OPEN) + r"\n(.*?)\n" + re.escape(TURN_CLOSE) + r"(?:\n|$)", re.S)
 
 
 def _history(text: str, me: str, tools: Any, team: bool, json_turns: bool) -> list[Step]:
     """The run rebuilt from its rendering (`protocol.to_messages`, flattened)."""
-    pieces = _TURNS.split(text)  # user text, own turn, user text, ...
+    pieces = TURNS.split(text)  # user text, own turn, user text, ...
     steps: list[Step] = []
 
     def add(actor: str, kind: str, content: str, tool: Any = None, args: Any = None) -> None:
