@@ -117,7 +117,7 @@ def test_warm_start_replays_the_prefix_injects_and_goes_live(adapter: Any, tmp_p
             step.actor, step.content, step.tool, {"expression": f"{a} {op} {int(b) + 1}"}
         )
         plan = Plan(
-            original.session.exchanges, exchange.index, adapter.write(wrong, exchange.message)
+            original.session.exchanges, exchange.index, adapter.write([wrong], exchange.message)
         )
         before = srv.completed
         warm = _run(adapter, gw, forward, task, "injected", plan)

@@ -69,7 +69,8 @@ def _uses_models(profile: Path) -> bool:
     return bool((data.get("attribution") or {}).get("llm") or (data.get("agents") or {}))
 
 
-MODEL_PROFILES = [p for p in PROFILES if _uses_models(p)]
+# the frameworks profile runs whole, killed and resumed, in tests/test_frameworks_pipeline.py
+MODEL_PROFILES = [p for p in PROFILES if _uses_models(p) and p.stem != "frameworks"]
 
 
 def _at_the_test_server(profile: Path, srv: TestServer) -> tuple[dict, dict]:

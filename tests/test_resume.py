@@ -43,10 +43,13 @@ def _cached(project: Path) -> int:
     return sum(1 for p in root.rglob("*.json") if "batches" not in p.parts) if root.exists() else 0
 
 
-def _run_until_killed(project: Path, ready: Callable[[], bool], timeout: float = 300) -> None:
-    """Start the whole workflow, SIGKILL its process group once `ready()` holds."""
+def _run_until_killed(
+    project: Path, ready: Callable[[], bool], *targets: str, timeout: float = 300
+) -> None:
+    """Start the workflow (the whole, or `targets`), SIGKILL its process group once
+    `ready()` holds."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "snakemake", "--cores", "2", "--rerun-incomplete"],
+        [sys.executable, "-m", "snakemake", *targets, "--cores", "2", "--rerun-incomplete"],
         cwd=project,
         env=env(),
         stdout=subprocess.DEVNULL,
@@ -65,9 +68,9 @@ def _run_until_killed(project: Path, ready: Callable[[], bool], timeout: float =
         proc.wait()
 
 
-def _resume(project: Path) -> None:
+def _resume(project: Path, *targets: str) -> None:
     assert snakemake(project, "--unlock").returncode == 0
-    proc = snakemake(project, "--cores", "2", "--rerun-incomplete")
+    proc = snakemake(project, *targets, "--cores", "2", "--rerun-incomplete")
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 

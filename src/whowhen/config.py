@@ -13,7 +13,8 @@ import yaml
 
 from whowhen.attribution.shortcuts import SHORTCUTS
 from whowhen.errors import WhowhenError
-from whowhen.registry import BENCHMARKS, LLM_SYSTEMS, SYSTEMS, base_system
+from whowhen.frameworks.systems import FRAMEWORK_SYSTEMS, missing_extra
+from whowhen.registry import BENCHMARKS, LLM_SYSTEMS, MODEL_SYSTEMS, SYSTEMS, base_system
 from whowhen.schema import FEEDBACK_SOURCES_FIXED
 
 
@@ -66,7 +67,7 @@ def kernel_process_cap(config: dict[str, Any]) -> str:
     setting = config.get("sandbox", {}).get("kernel_process_cap", "auto")
     if setting != "auto":
         return setting
-    return "always" if any(s in LLM_SYSTEMS for s in config.get("systems", ())) else "never"
+    return "always" if any(s in MODEL_SYSTEMS for s in config.get("systems", ())) else "never"
 
 
 def validate_config(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
@@ -127,9 +128,13 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
 
 
 def _check_agents(config: dict[str, Any], source: str) -> None:
-    """Every LLM system in the matrix has a model for each role, and the models exist."""
+    """Every model-played system in the matrix has a model for each role, and the models
+    exist; a framework system's framework is installed."""
     agents = config["agents"]
-    played = [s for s in config["systems"] if s in LLM_SYSTEMS]
+    for i, system in enumerate(config["systems"]):
+        if system in FRAMEWORK_SYSTEMS and (why := missing_extra(system)):
+            raise WhowhenError(why, path=source, field=f"systems.{i}")
+    played = [s for s in config["systems"] if s in MODEL_SYSTEMS]
     if played and not agents["model"]:
         roles = agents["roles"]
         for system in played:

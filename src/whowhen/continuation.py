@@ -7,6 +7,7 @@ reason recorded). Per-run prefix fidelity is stored for every injection.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any
 
@@ -14,7 +15,8 @@ import polars as pl
 
 from whowhen.continuation_checks import Shard, compare_rerollout, controls_pass, sampled
 from whowhen.errors import WhowhenError
-from whowhen.registry import LLM_SYSTEMS, agent_client, get_benchmark, make_system
+from whowhen.frameworks.stage import FrameworkShard, framework_warm_start, is_framework
+from whowhen.registry import LLM_SYSTEMS, MODEL_SYSTEMS, agent_client, get_benchmark, make_system
 from whowhen.runtime import (
     Action,
     AgentSystem,
@@ -27,6 +29,7 @@ from whowhen.runtime.parallel import in_parallel
 from whowhen.runtime.records import by_run, run_row, step_rows, steps_from_frame
 from whowhen.schema import (
     CONTINUATIONS,
+    EXCHANGES,
     INJECTIONS,
     LABELS,
     RUNS,
@@ -57,6 +60,7 @@ def continue_injections(
     slip_kind: str = "operators",
     rerollout_share: float = 1.0,
     controls: tuple[int, float] = (0, 1.0),
+    exchanges: pl.DataFrame | None = None,
 ) -> dict[str, pl.DataFrame]:
     """Warm-start each injection; returns runs, steps, continuations and labels tables.
     `client` is the model playing LLM systems (None for scripted ones). With
@@ -70,7 +74,38 @@ def continue_injections(
     `controls` = (k, share): for a model-played system, a flipped injection is labelled
     only when at least `share` of k seeded control continuations of the same prefix,
     with the original action at the injected step, succeed
-    (`continuation_checks.controls_pass`)."""
+    (`continuation_checks.controls_pass`). A framework system's injections are warm-started
+    through the gateway from the rollouts' recorded model calls, `exchanges`
+    (`frameworks.stage`)."""
+    with contextlib.ExitStack() as stack:
+        systems = set(runs["system"]) | set(injections["system"])
+        framework = next((s for s in sorted(systems) if is_framework(s)), None)
+        if framework is not None:
+            client = stack.enter_context(FrameworkShard(framework, client, max_steps))
+        calls_of = by_run(exchanges) if exchanges is not None else {}
+        return _continue(
+            injections, runs, steps, bench_cfg, seed, max_steps, client, rerollout_slip_rate,
+            slips, slip_kind, rerollout_share, controls, calls_of,
+        )  # fmt: skip
+
+
+def _continue(
+    injections: pl.DataFrame,
+    runs: pl.DataFrame,
+    steps: pl.DataFrame,
+    bench_cfg: dict[str, Any],
+    seed: int,
+    max_steps: int,
+    client: Any,
+    rerollout_slip_rate: float | None,
+    slips: pl.DataFrame | None,
+    slip_kind: str,
+    rerollout_share: float,
+    controls: tuple[int, float],
+    calls_of: dict[str, pl.DataFrame],
+) -> dict[str, pl.DataFrame]:
+    """`continue_injections` with the shard's models (a `FrameworkShard` for a framework
+    system) in place."""
     slipped = _slips_by_run(slips)
     parents = {r["run_id"]: r for r in runs.iter_rows(named=True)}
     shard = Shard(_tasks_of(parents.values(), bench_cfg, seed), bench_cfg, seed, max_steps, client)
@@ -89,22 +124,29 @@ def continue_injections(
             record["reason"] = f"parent run {inj['parent_run_id']} not in the rollouts"
             return inj["injection_id"], out
         parent_steps = steps_of.get(inj["parent_run_id"], steps.clear())
-        started = _warm_start_injection(
-            inj,
-            parent,
-            record,
-            parent_steps,
-            shard,
-            rerollout=(
-                None
-                if rerollout_slip_rate is None or not sampled(inj, seed, rerollout_share)
-                else (rerollout_slip_rate, slip_kind)
-            ),
-        )
+        if isinstance(client, FrameworkShard):
+            started = _framework_warm_start(
+                inj, parent, record, parent_steps, shard, calls_of.get(inj["parent_run_id"])
+            )
+        else:
+            started = _warm_start_injection(
+                inj,
+                parent,
+                record,
+                parent_steps,
+                shard,
+                rerollout=(
+                    None
+                    if rerollout_slip_rate is None or not sampled(inj, seed, rerollout_share)
+                    else (rerollout_slip_rate, slip_kind)
+                ),
+            )
         if started is None or not _record_outcome(record, started[2]):
             return inj["injection_id"], out
         agent, env, result = started
         labelled = True
+        # (a framework system's control continuation would replay the cached original run:
+        # it is not run; `controls_run` stays null)
         if record["status"] == "flipped" and parent["system"] in LLM_SYSTEMS and controls[0]:
             labelled = controls_pass(record, inj, parent, parent_steps, shard, controls)
         _keep_run(out, result.episode, env, agent, run_id, seed, parent, inj, earlier, labelled)
@@ -167,6 +209,8 @@ def _continuation_record(
         "controls_run": None,
         "controls_ok": None,
         "controls_passed": None,
+        "calls_replayed": None,
+        "calls_live": None,
     }
     if earlier:
         record["earlier_error_step"] = earlier[0][0]
@@ -208,7 +252,7 @@ def _warm_start_injection(
     except WhowhenError as exc:
         record["reason"] = str(exc)
         return None
-    if rerollout is not None and parent["system"] not in LLM_SYSTEMS:
+    if rerollout is not None and parent["system"] not in MODEL_SYSTEMS:
         record.update(
             compare_rerollout(
                 lambda bench=bench, task=tasks[key]: bench.make_env(task),
@@ -222,6 +266,33 @@ def _warm_start_injection(
             )
         )
     return agent, env, result
+
+
+def _framework_warm_start(
+    inj: dict[str, Any],
+    parent: dict[str, Any],
+    record: dict[str, Any],
+    steps: pl.DataFrame,
+    shard: Shard,
+    calls: pl.DataFrame | None,
+) -> tuple[Any, Environment, WarmStartResult] | None:
+    """(agents, env, warm-start result) of one injection into a framework run, through
+    the gateway; None with the reason recorded when it cannot start."""
+    key = (parent["benchmark"], parent["task_id"])
+    if key not in shard.tasks:
+        record["reason"] = f"task {parent['task_id']} not generated by this config"
+        return None
+    bench = get_benchmark(parent["benchmark"], shard.bench_cfg)
+    try:
+        started = framework_warm_start(
+            shard.client, bench, shard.tasks[key], inj, steps_from_frame(steps), calls
+        )
+    except WhowhenError as exc:
+        record["reason"] = str(exc)
+        return None
+    stats = started[0].stats
+    record.update(calls_replayed=stats["replayed"], calls_live=stats["live"])
+    return started
 
 
 def _record_outcome(record: dict[str, Any], result: WarmStartResult) -> bool:
@@ -330,6 +401,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
             int(params.get("agents", {}).get("controls", 0)),
             float(params.get("agents", {}).get("control_share", 1.0)),
         ),
+        exchanges=read_table(inputs["exchanges"], EXCHANGES),
     )
     for name, spec in SHARD_TABLES.items():
         write_table(tables[name], spec, outputs[name])

@@ -11,7 +11,9 @@ Systems: react (ReAct tool calling), code_act (code as action), solver_verifier,
 orchestrator (orchestrator + specialist workers + verifier) and pipeline (coder -> tester
 -> reviewer) are scripted, and pair with the benchmarks whose package has a policy for
 them. `llm_<system>` is the same system played by models (one per role, `agents.roles`),
-on the same benchmarks; `llm_react` also on any benchmark that declares its tools.
+on the same benchmarks; `llm_react` also on any benchmark that declares its tools. A
+framework system (`frameworks.systems`, e.g. `ag2_solver_verifier`) is a real agent
+framework playing a built-in system's agents on the same text benchmarks.
 
 Importing the registry also imports `whowhen.standin`, which registers the stand-in model
 `scripted/standin` with the model layer: every stage that makes model clients from config
@@ -33,6 +35,7 @@ from whowhen.agents.team import SCRIPTED, ModelTeam, TeamLimits
 from whowhen.benchmarks.base import Benchmark
 from whowhen.benchmarks.dataset_file import make_benchmark
 from whowhen.errors import WhowhenError
+from whowhen.frameworks.systems import FRAMEWORK_SYSTEMS
 from whowhen.models import make_client
 from whowhen.models.client import ClientStats
 from whowhen.runtime import AgentSystem
@@ -50,9 +53,16 @@ LLM_SYSTEMS = ("llm_react", "llm_code_act", "llm_solver_verifier", "llm_orchestr
                "llm_pipeline")  # fmt: skip
 """Systems whose agents are played by models: `llm_<system>` plays `<system>`."""
 
+MODEL_SYSTEMS = (*LLM_SYSTEMS, *FRAMEWORK_SYSTEMS)
+"""Every system whose agents are models: the LLM systems and the real frameworks'
+(`frameworks.systems`). None has a scripted policy to replay, and their code is untrusted."""
+
 
 def base_system(name: str) -> str:
-    """The built-in system an LLM system plays (`llm_solver_verifier` -> `solver_verifier`)."""
+    """The built-in system an LLM or framework system plays (`llm_solver_verifier` ->
+    `solver_verifier`, `ag2_solver_verifier` -> `solver_verifier`)."""
+    if name in FRAMEWORK_SYSTEMS:
+        return FRAMEWORK_SYSTEMS[name].plays
     return name.removeprefix("llm_") if name in LLM_SYSTEMS else name
 
 
@@ -122,6 +132,10 @@ def has_policy(system: str, benchmark: str) -> bool:
     """Whether the pair makes sense (the config matrix runs only these)."""
     if system == "llm_react":
         return True
+    if system in FRAMEWORK_SYSTEMS:  # frameworks are given the task as text, for now
+        spec = BENCHMARKS.get(benchmark)
+        if spec is None or spec.modality != "text":
+            return False
     return benchmark in SYSTEMS.get(base_system(system), {})
 
 
@@ -141,8 +155,13 @@ def make_system(
     passes the seeds of its earlier attempts and how likely their slips recur (`Slipper`)."""
     if name in LLM_SYSTEMS:
         return _model_team(name, benchmark, client, seed, bench_cfg)
+    if name in FRAMEWORK_SYSTEMS:
+        raise WhowhenError(
+            f"system {name!r} is run by its framework (frameworks.stage), not as an agent loop",
+            field="systems",
+        )
     if name not in SYSTEMS:
-        known = ", ".join([*SYSTEMS, *LLM_SYSTEMS])
+        known = ", ".join([*SYSTEMS, *MODEL_SYSTEMS])
         raise WhowhenError(f"unknown system {name!r}; known: {known}", field="systems")
     if benchmark not in SYSTEMS[name]:
         raise WhowhenError(

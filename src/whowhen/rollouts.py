@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 import polars as pl
 
+from whowhen.frameworks.stage import FrameworkShard, exchange_rows, is_framework, run_stats
 from whowhen.injection.operators import slip_model
 from whowhen.media import media_root
-from whowhen.registry import LLM_SYSTEMS, agent_client, get_benchmark, make_system
+from whowhen.registry import MODEL_SYSTEMS, agent_client, get_benchmark, make_system
 from whowhen.runtime import AgentSystem, run_episode
 from whowhen.runtime.parallel import in_parallel
 from whowhen.runtime.records import run_row, step_rows
-from whowhen.schema import RUNS, SLIPS, STEPS, stable_id, to_arrow, write_table
+from whowhen.schema import EXCHANGES, RUNS, SLIPS, STEPS, empty, stable_id, to_arrow, write_table
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +78,37 @@ def run_rollouts(
     return _rollout_tables(runs, steps, slips, benchmark, system)
 
 
+def run_framework_rollouts(
+    benchmark: str, system: str, bench_cfg: dict[str, Any], seed: int, max_turns: int, models: Any
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """All rollouts of framework system `system` on `benchmark`, through the gateway:
+    (runs, steps, exchanges). A framework has no slip model: its errors are the models'."""
+    bench = get_benchmark(benchmark, bench_cfg)
+    tasks = bench.make_tasks(bench_cfg, seed)
+    with FrameworkShard(system, models, max_turns) as shard:
+
+        def one(task: Any) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+            env = bench.make_env(task)
+            run_id = rollout_id(benchmark, task.task_id, system, shard.policy, seed, 0.0)
+            run = shard.run(bench, env, run_id)
+            row = run_row(
+                run.episode, env, replace(shard.agents(), stats=run_stats(run)), run_id=run_id,
+                seed=seed, origin="rollout", parent_run_id=None, gold_answer=str(task.answer),
+                question=task.question,
+            )  # fmt: skip
+            return row, step_rows(run.episode, run_id), exchange_rows(run_id, run.session.exchanges)
+
+        runs, steps, exchanges = [], [], []
+        for i, (row, step_part, calls) in enumerate(in_parallel(one, tasks, shard), start=1):
+            runs.append(row)
+            steps += step_part
+            exchanges += calls
+            if i % 10 == 0 or i == len(tasks):
+                log.info("rollouts %s/%s: %d/%d tasks", benchmark, system, i, len(tasks))
+    runs_df, steps_df, _ = _rollout_tables(runs, steps, [], benchmark, system)
+    return runs_df, steps_df, pl.from_arrow(to_arrow(exchanges, EXCHANGES))
+
+
 def _slip_rows(
     agent: AgentSystem, run_id: str, benchmark: str, system: str
 ) -> list[dict[str, Any]]:
@@ -121,25 +154,34 @@ def _rollout_tables(
 def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
     """Snakemake edge: one (benchmark, system) shard."""
     media_root().mkdir(parents=True, exist_ok=True)  # a DVC output even for text-only runs
-    client = _client_for(wildcards["system"], params)
-    runs, steps, slips = run_rollouts(
-        wildcards["benchmark"],
-        wildcards["system"],
-        params["bench"],
-        params["seed"],
-        params["rollouts"]["slip_rate"],
-        params["rollouts"]["max_steps"],
-        client=client,
-        slip_kind=params["rollouts"].get("slips", "natural"),
-    )
+    benchmark, system = wildcards["benchmark"], wildcards["system"]
+    client = _client_for(system, params)
+    slips, exchanges = empty(SLIPS), empty(EXCHANGES)
+    if is_framework(system):
+        runs, steps, exchanges = run_framework_rollouts(
+            benchmark, system, params["bench"], params["seed"],
+            params["rollouts"]["max_steps"], client,
+        )  # fmt: skip
+    else:
+        runs, steps, slips = run_rollouts(
+            benchmark,
+            system,
+            params["bench"],
+            params["seed"],
+            params["rollouts"]["slip_rate"],
+            params["rollouts"]["max_steps"],
+            client=client,
+            slip_kind=params["rollouts"].get("slips", "natural"),
+        )
     if client is not None:
         log.info("model calls: %s", client.stats.as_dict())
     write_table(runs, RUNS, outputs["runs"])
     write_table(steps, STEPS, outputs["steps"])
     write_table(slips, SLIPS, outputs["slips"])
+    write_table(exchanges, EXCHANGES, outputs["exchanges"])
 
 
 def _client_for(system: str, params: dict[str, Any]) -> Any:
-    if system not in LLM_SYSTEMS:
+    if system not in MODEL_SYSTEMS:
         return None
     return agent_client(params.get("agents"), params.get("llm"), params.get("models"))

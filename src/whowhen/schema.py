@@ -186,6 +186,30 @@ SLIPS = TableSpec(
 with slips may still succeed (a recovery) and a failure's decisive step is not always its
 first slip, so this is evidence for mining, not a label."""
 
+EXCHANGES = TableSpec(
+    "exchanges",
+    pa.schema(
+        [
+            ("run_id", _STR),
+            ("index", _INT),  # call order within the run
+            ("agent", _STR),
+            ("source", _STR),
+            ("request", _STR),  # the normalised request body, canonical JSON
+            ("message", _STR),  # the assistant message that answered it, canonical JSON
+            ("steps", pa.list_(_INT)),  # the run's steps this answer became
+            ("tokens_in", _INT),
+            ("tokens_out", _INT),
+            ("cost_usd", _F64),
+        ]
+    ),
+    required=("run_id", "index", "agent", "source", "request", "message"),
+    allowed={"source": ("live", "replayed", "injected")},
+    key=("run_id", "index"),
+)
+"""Every model call of a framework system's run, through the gateway (`whowhen.gateway`):
+what a warm start replays and checks call by call. Empty for the other systems."""
+
+
 PROBE_OUTCOMES = ("flipped", "still_failed", "fidelity_error", "error")
 PROBES = TableSpec(
     "probes",
@@ -268,6 +292,10 @@ CONTINUATIONS = TableSpec(
             ("controls_run", _INT),
             ("controls_ok", _INT),
             ("controls_passed", _BOOL),  # enough succeeded: the label holds
+            # framework systems: the warm start's model calls answered from the recording
+            # and asked live (the injected call is neither); null for the other systems
+            ("calls_replayed", _INT),
+            ("calls_live", _INT),
         ]
     ),
     required=("run_id", "injection_id", "status", "prefix_exact"),

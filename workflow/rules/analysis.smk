@@ -27,6 +27,7 @@ rule analysis:
         expected="results/analysis/random_expected.csv",
         breakdown="results/analysis/attribution_metrics.csv",
         timing="results/analysis/timing.csv",  # wall-clock latency: differs on every run
+        frameworks="results/analysis/frameworks.csv",  # header only without framework systems
         plot_accuracy="results/analysis/plots/step_accuracy.csv",
         plot_cost="results/analysis/plots/cost_performance.csv",
         **{f"table_{name}": f"results/analysis/tables/{name}.parquet" for name in TABLES},

@@ -19,7 +19,7 @@ FEEDBACK_SHARDS = [
 DATASETS = {"built": "results/dataset"} | {n: f"results/imports/{n}" for n in IMPORTS}
 # shards whose agents run code in the sandbox (a process per run) take longest: the
 # scheduler starts them first, so the short ones fill the other cores at the end
-SANDBOX_SYSTEMS = {"code_act", "pipeline", "llm_code_act", "llm_pipeline"}
+SANDBOX_SYSTEMS = {"code_act", "pipeline", "llm_code_act", "llm_pipeline", "smolagents_code_act"}
 
 
 def shard_priority(wildcards):
@@ -57,6 +57,6 @@ def import_source(wildcards):
 
 wildcard_constraints:
     benchmark="[a-z][a-z0-9_]*",
-    system="[a-z_]+",
+    system="[a-z][a-z0-9_]*",
     attributor="[a-z][a-z0-9_]*",
     dataset="[a-z][a-z0-9_]*",

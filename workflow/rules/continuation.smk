@@ -9,6 +9,7 @@ rule continuation:
         runs=rules.rollouts.output.runs,
         steps=rules.rollouts.output.steps,
         slips=rules.rollouts.output.slips,
+        exchanges=rules.rollouts.output.exchanges,
     output:
         **{t: PART.replace("{table}", t) for t in ("runs", "steps", "continuations", "labels")},
     params:

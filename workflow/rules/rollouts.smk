@@ -6,6 +6,7 @@ rule rollouts:
         runs="results/rollouts/{benchmark}/{system}/runs.parquet",
         steps="results/rollouts/{benchmark}/{system}/steps.parquet",
         slips="results/rollouts/{benchmark}/{system}/slips.parquet",
+        exchanges="results/rollouts/{benchmark}/{system}/exchanges.parquet",
     params:
         bench=bench_config,
         seed=config["seed"],

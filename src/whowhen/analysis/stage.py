@@ -23,6 +23,7 @@ from whowhen.analysis.breakdowns import DEFAULT_BY, attribution_metrics
 from whowhen.analysis.feedback_analysis import FEEDBACK_TABLES, feedback_html, feedback_tables
 from whowhen.analysis.feedback_analysis import FIGURES as FEEDBACK_FIGURES
 from whowhen.analysis.figures import accuracy_figure, modes_figure
+from whowhen.analysis.frameworks import frameworks_html, frameworks_table
 from whowhen.analysis.items import scored_items
 from whowhen.analysis.played import played_html, played_table
 from whowhen.analysis.report import (
@@ -252,6 +253,10 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     tables |= feedback_tables(read_tables(list(inputs.get("feedback", [])), FEEDBACK))
     write_tables(outputs, tables, split)
 
+    rollouts = read_tables(list(inputs.get("rollouts", [])), RUNS)
+    frameworks = frameworks_table(rollouts, continuations)
+    write_text(outputs["frameworks"], frameworks.write_csv(float_precision=6))
+
     log.info("figures: %d", len(FIGURES))
     figure = {name: outputs[f"figure_{name}"] for name in FIGURES}
     draw_figures(tables, acc, figure, split)
@@ -268,7 +273,8 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         + learned_html(acc, sorted(set(built_runs["benchmark"])))
         + metrics_html(breakdown, split=split)
         + [feedback_html(tables, figure)]
-        + played_html(played_table(read_tables(list(inputs.get("rollouts", [])), RUNS)))
+        + played_html(played_table(rollouts))
+        + frameworks_html(frameworks)
         + trajectories_html(items, runs, split)
     )
     report = render_report(

@@ -26,7 +26,7 @@ from typing import Any
 import polars as pl
 
 from whowhen.attribution.baselines import prediction_row
-from whowhen.registry import BENCHMARKS, LLM_SYSTEMS, SYSTEMS, get_benchmark, make_system
+from whowhen.registry import BENCHMARKS, MODEL_SYSTEMS, SYSTEMS, get_benchmark, make_system
 from whowhen.replay.classify import classify
 from whowhen.replay.probe import Replay, replay_run
 from whowhen.runtime import Step
@@ -44,7 +44,7 @@ def replay_support(run: dict[str, Any], benchmarks: dict[str, Any]) -> str | Non
     system, bench = run["system"], run["benchmark"]
     if run.get("origin") == "imported":
         return "imported trajectory: no environment to replay"
-    if system in LLM_SYSTEMS:
+    if system in MODEL_SYSTEMS:
         return f"system {system!r} is played by a model: no scripted reference policy"
     if bench not in BENCHMARKS:
         return f"benchmark {bench!r} is not a built-in benchmark: no environment to replay"

@@ -47,8 +47,9 @@ class Adapter(Protocol):
     def read(self, agent: str, message: dict[str, Any]) -> list[Action]:
         """The actions an answer of `agent` holds, in the framework's format."""
 
-    def write(self, action: Action, message: dict[str, Any]) -> dict[str, Any]:
-        """`message` (a recorded answer) rewritten to hold `action` instead: an injection."""
+    def write(self, actions: list[Action], message: dict[str, Any]) -> dict[str, Any]:
+        """`message` (a recorded answer) rewritten to hold `actions` instead: an injection
+        (the answer's steps before the injected one, then the injected action)."""
 
 
 class NativeToolCalls:
@@ -58,8 +59,8 @@ class NativeToolCalls:
     def read(self, agent: str, message: dict[str, Any]) -> list[Action]:
         return tool_call_actions(agent, message)
 
-    def write(self, action: Action, message: dict[str, Any]) -> dict[str, Any]:
-        return native_message(action, message)
+    def write(self, actions: list[Action], message: dict[str, Any]) -> dict[str, Any]:
+        return native_message(actions, message)
 
 
 @dataclass

@@ -37,25 +37,30 @@ def tool_call_actions(agent: str, message: dict[str, Any]) -> list[Action]:
     return out
 
 
-def native_message(action: Action, message: dict[str, Any]) -> dict[str, Any]:
-    """An assistant message with native tool calls holding `action` (the recorded call's id
-    kept, so the framework's later requests refer to it as before)."""
-    out: dict[str, Any] = {"role": "assistant", "content": action.content or None}
-    if action.tool is None:
-        out["content"] = action.content
-        return out
-    calls = message.get("tool_calls") or [{}]
-    out["tool_calls"] = [
-        {
-            "id": calls[0].get("id", "call_injected"),
-            "type": "function",
-            "function": {
-                "name": action.tool,
-                "arguments": canonical_json(action.tool_args or {}) or "{}",
-            },
-        }
-    ]
-    return out
+def native_message(actions: list[Action], message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant message holding `actions` as native tool calls (the first one's text
+    as the content; the recorded calls' ids kept by position, so the framework's later
+    requests refer to them as before)."""
+    content = actions[0].content if actions else ""
+    calls = [a for a in actions if a.tool is not None]
+    if not calls:
+        return {"role": "assistant", "content": content}
+    ids = [c.get("id") for c in message.get("tool_calls") or []]
+    return {
+        "role": "assistant",
+        "content": content or None,
+        "tool_calls": [
+            {
+                "id": ids[k] if k < len(ids) and ids[k] else f"call_injected_{k}",
+                "type": "function",
+                "function": {
+                    "name": a.tool,
+                    "arguments": canonical_json(a.tool_args or {}) or "{}",
+                },
+            }
+            for k, a in enumerate(calls)
+        ],
+    }
 
 
 def _args(fn: dict[str, Any]) -> dict[str, Any]:

@@ -49,6 +49,19 @@ def _native_tool(spec: dict[str, Any], task: FrameworkTask) -> Any:
     return cls()
 
 
+def gateway_model(task: FrameworkTask, agent: str) -> Any:
+    """smolagents' own `OpenAIModel` pointed at `agent`'s gateway URL, so every call is
+    recorded as smolagents sent it (its prompts, history format and stop sequences)."""
+    from smolagents import OpenAIModel  # deferred: an optional extra
+
+    return OpenAIModel(
+        MODEL,
+        api_base=task.base_url(agent),
+        api_key="whowhen-gateway",  # the gateway holds the real key
+        client_kwargs={"max_retries": 0},
+    )
+
+
 class SmolagentsToolCalling(NativeToolCalls):
     """`smolagents_react`: smolagents' ToolCallingAgent as react's `assistant`."""
 
@@ -58,18 +71,12 @@ class SmolagentsToolCalling(NativeToolCalls):
     volatile: tuple[str, ...] = ()
 
     def run(self, task: FrameworkTask) -> None:
-        from smolagents import LogLevel, OpenAIModel, ToolCallingAgent  # deferred: optional
+        from smolagents import LogLevel, ToolCallingAgent  # deferred: an optional extra
 
         (agent,) = self.agents
-        model = OpenAIModel(
-            MODEL,
-            api_base=task.base_url(agent),
-            api_key="whowhen-gateway",  # the gateway holds the real key
-            client_kwargs={"max_retries": 0},
-        )
         runner = ToolCallingAgent(
             tools=[_native_tool(spec, task) for spec in task.tools],
-            model=model,
+            model=gateway_model(task, agent),
             max_steps=task.max_turns,
             verbosity_level=LogLevel.OFF,
             instructions=task.prompts[agent],

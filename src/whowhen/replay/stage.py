@@ -10,7 +10,7 @@ import polars as pl
 
 from whowhen.benchmarks.base import Benchmark
 from whowhen.injection.operators import slip_model
-from whowhen.registry import LLM_SYSTEMS, get_benchmark, make_system
+from whowhen.registry import MODEL_SYSTEMS, get_benchmark, make_system
 from whowhen.replay.classify import classify, describe
 from whowhen.replay.probe import Probe, Replay, probe_rows, replay_run
 from whowhen.runtime import Step
@@ -39,7 +39,7 @@ def replay_failures(
     for i, run in enumerate(failed.iter_rows(named=True), start=1):
         row = _row(run)
         decisive.append(row)
-        if run["system"] in LLM_SYSTEMS:
+        if run["system"] in MODEL_SYSTEMS:
             row.update(status="skipped", reason="no scripted reference policy for a model run")
             continue
         bench = get_benchmark(run["benchmark"], bench_cfg)

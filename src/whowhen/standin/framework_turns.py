@@ -8,6 +8,12 @@ One reader per framework format:
 - smolagents ToolCallingAgent: its system prompt, "New task:\\n<task>", assistant turns
   "<thought>\\nCalling tools:\\n[<Python repr of the calls>]", user turns
   "Observation:\\n<text>".
+- smolagents CodeAgent: its system prompt, "New task:\\n<task>", assistant turns
+  "Thought: <thought>\\n<code>\\n<program>\\n</code>" followed by "Calling tools:\\n[<the
+  python_interpreter call>]" (a turn without code gets smolagents' parse error back,
+  which is no step), user turns "Observation:\\nExecution logs:\\n<output>\\nLast output
+  from code snippet:\\n...". Its answer is a Thought and a code block; the final answer a
+  block calling `final_answer(answer=...)`.
 - native chat (AG2's group chat, LangGraph's graph): the role prompt as the system
   message, then the task and the chat with native tool calls and tool results, named
   speakers as `[name]: ...` once flattened (unnamed assistant turns are the asked
@@ -24,9 +30,10 @@ from typing import Any
 
 from whowhen.agents.protocol import RULES_END
 from whowhen.models.scripted_provider import ACTION_LINE, TURNS
-from whowhen.runtime import Step
+from whowhen.runtime import Action, Step
 
 SMOLAGENTS_TOOL_CALLING = "You are an expert assistant who can solve any task using tool calls."
+SMOLAGENTS_CODE = "You are an expert assistant who can solve any task using code blobs."
 
 
 def framework_turn(prompt: str, known: dict[str, Any]) -> str | None:
@@ -34,6 +41,8 @@ def framework_turn(prompt: str, known: dict[str, Any]) -> str | None:
     the registry's tables (benchmarks, systems) as `responders.know` got them."""
     if prompt.startswith(SMOLAGENTS_TOOL_CALLING):
         return _smolagents_tool_calling(prompt, known)
+    if prompt.startswith(SMOLAGENTS_CODE):
+        return _smolagents_code(prompt, known)
     if RULES_END in prompt:  # the project's own agent protocol, not a framework's
         return None
     opening = _longest(known["benchmarks"], lambda text: prompt.startswith(text + "\n"))
@@ -59,11 +68,16 @@ def _longest(benchmarks: dict[str, Any], fits: Callable[[str], bool]) -> tuple[i
     return max(found) if found else None
 
 
-def _play(role: tuple[str, str, str], steps: list[Step], known: dict[str, Any]) -> str:
+def _next_action(role: Role, steps: list[Step], known: dict[str, Any]) -> Action:
+    """The reference policy's next action after `steps`."""
+    system, bench, _ = role
+    return known["systems"][system][bench]().next_action(steps)
+
+
+def _play(role: Role, steps: list[Step], known: dict[str, Any]) -> str:
     """The reference policy's next action after `steps`, as a text-protocol turn (the
     server turns an `Action:` line into a native tool call when tools are offered)."""
-    system, bench, _ = role
-    action = known["systems"][system][bench]().next_action(steps)
+    action = _next_action(role, steps, known)
     if action.tool is None:
         return action.content
     return f"{action.content}\nAction: {action.tool}({json.dumps(action.tool_args or {})})"
@@ -164,3 +178,60 @@ def _arguments(raw: Any) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+_CODE_OPEN, _CODE_CLOSE = "<code>", "</code>"
+_LOGS, _LAST = "Observation:\nExecution logs:\n", "Last output from code snippet:"
+
+
+def _smolagents_code(prompt: str, known: dict[str, Any]) -> str | None:
+    """A CodeAgent's request: its code blocks are run_python actions, their execution
+    logs the observations; smolagents' error feedback is not a step."""
+    head, _, rest = prompt.partition("\nNew task:\n")
+    role = role_in(head, known["benchmarks"])
+    if role is None:
+        return None
+    steps: list[Step] = []
+
+    def add(actor: str, kind: str, content: str, tool: Any = None, args: Any = None) -> None:
+        steps.append(Step(len(steps), actor, kind, content, tool, args))
+
+    for k, piece in enumerate(TURNS.split(rest)):
+        if k % 2:  # the agent's own turn
+            text, _, calls = piece.partition("\nCalling tools:\n")
+            ran = _calls(calls)
+            code = (ran[0].get("function") or {}).get("arguments") if ran else None
+            if isinstance(code, str):
+                add(role[2], "action", _thought(text, code=True), "run_python", {"code": code})
+            else:
+                add(role[2], "message", _thought(text, code=False))
+        elif k == 0:
+            add("user", "message", piece.strip())
+        elif piece.startswith(_LOGS):
+            logs = piece.removeprefix(_LOGS)
+            logs = logs.rpartition(_LAST)[0] if _LAST in logs else logs
+            add("run_python", "observation", logs.removesuffix("\n"))
+    return _code_reply(_next_action(role, steps, known))
+
+
+def _thought(text: str, code: bool) -> str:
+    """The Thought of a CodeAgent turn: the text before its code (smolagents closes a
+    turn without a code block with the closing tag, as a stop sequence would have)."""
+    cuts = [i for i in (text.find(_CODE_OPEN), text.find("```py")) if i >= 0]
+    text = text[: min(cuts)] if code and cuts else text.strip().removesuffix(_CODE_CLOSE)
+    return text.strip().removeprefix("Thought:").strip()
+
+
+def _code_reply(action: Action) -> str:
+    """`action` as a CodeAgent answer: a Thought, and its tool call as a code block
+    (run_python's program as it stands, another tool as a call of that function)."""
+    thought = f"Thought: {action.content}"
+    if action.tool is None:
+        return thought
+    args = action.tool_args or {}
+    code = (
+        str(args.get("code", ""))
+        if action.tool == "run_python"
+        else f"{action.tool}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
+    )
+    return f"{thought}\n{_CODE_OPEN}\n{code}\n{_CODE_CLOSE}"

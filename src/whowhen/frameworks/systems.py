@@ -1,0 +1,86 @@
+"""The framework systems a config can name: system -> the adapter that runs it.
+
+Kept apart from the adapters so the registry and config validation can name them
+without importing a framework: an adapter module is imported only when a shard runs it,
+and a missing optional extra is reported by name, with the command that installs it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+from typing import Any
+
+from whowhen.errors import WhowhenError
+
+
+@dataclass(frozen=True)
+class FrameworkSystem:
+    """One `system` of the config matrix that a real framework runs."""
+
+    plays: str  # the built-in system whose agents, prompts and operators it takes
+    agents: tuple[str, ...]
+    extra: str  # the optional dependency group in pyproject.toml
+    package: str  # the framework's import name (present when the extra is installed)
+    module: str  # the adapter's module and class, imported on first use
+    cls: str
+    args: tuple[Any, ...] = ()
+
+
+_ADAPTERS = "whowhen.frameworks"
+FRAMEWORK_SYSTEMS: dict[str, FrameworkSystem] = {
+    "smolagents_react": FrameworkSystem(
+        "react", ("assistant",), "smolagents", "smolagents",
+        f"{_ADAPTERS}.smolagents_adapter", "SmolagentsToolCalling",
+    ),
+    "smolagents_code_act": FrameworkSystem(
+        "code_act", ("assistant",), "smolagents", "smolagents",
+        f"{_ADAPTERS}.smolagents_code", "SmolagentsCode",
+    ),
+    "ag2_solver_verifier": FrameworkSystem(
+        "solver_verifier", ("solver", "verifier"), "ag2", "autogen",
+        f"{_ADAPTERS}.ag2_adapter", "AG2SolverVerifier",
+    ),
+    "langgraph_react": FrameworkSystem(
+        "react", ("assistant",), "langgraph", "langgraph",
+        f"{_ADAPTERS}.langgraph_adapter", "LangGraphTeam", ("react", ("assistant",)),
+    ),
+    "langgraph_solver_verifier": FrameworkSystem(
+        "solver_verifier", ("solver", "verifier"), "langgraph", "langgraph",
+        f"{_ADAPTERS}.langgraph_adapter", "LangGraphTeam",
+        ("solver_verifier", ("solver", "verifier")),
+    ),
+}  # fmt: skip
+"""Every framework system; each plays a built-in system with the same agent names."""
+
+
+def missing_extra(name: str) -> str | None:
+    """Why framework system `name` cannot run here (its extra is not installed), or None."""
+    spec = FRAMEWORK_SYSTEMS[name]
+    if importlib.util.find_spec(spec.package) is not None:
+        return None
+    return f"system {name!r} needs the {spec.extra!r} extra: pip install -e '.[{spec.extra}]'"
+
+
+def make_adapter(name: str) -> Any:
+    """The adapter object that runs framework system `name`."""
+    if name not in FRAMEWORK_SYSTEMS:
+        raise WhowhenError(f"{name!r} is not a framework system", field="systems")
+    why = missing_extra(name)
+    if why:
+        raise WhowhenError(why, field="systems")
+    spec = FRAMEWORK_SYSTEMS[name]
+    return getattr(importlib.import_module(spec.module), spec.cls)(*spec.args)
+
+
+def framework_version(name: str) -> str:
+    """`<package> <version>` of the framework that runs `name` (part of a run's policy:
+    another framework version is another system)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    dist = FRAMEWORK_SYSTEMS[name].extra
+    try:
+        return f"{dist} {version(dist)}"
+    except PackageNotFoundError:
+        return dist

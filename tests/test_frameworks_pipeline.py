@@ -1,0 +1,108 @@
+"""Real agent frameworks through the whole pipeline (config/profiles/frameworks.yaml, made
+small): three frameworks (smolagents, an AG2 group chat, a LangGraph graph) on two
+benchmarks, played by the stand-in over HTTP. Rollouts are recorded through the
+gateway, errors injected into the recorded answers, every warm start replayed call by
+call (100% prefix fidelity), the flipped runs attributed and reported. A run killed with
+SIGKILL during the framework rollouts and resumed ends with the artifacts of an
+uninterrupted one, and a rerun from scratch asks the model nothing (response cache)."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from whowhen.standin.server import Behaviour, TestServer
+
+from .conftest import ROOT
+from .test_profiles import _merged
+from .test_resume import _artifacts, _resume, _run_until_killed
+from .workdir import make_project, snakemake, start_snakemake
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        any(importlib.util.find_spec(p) is None for p in ("smolagents", "autogen", "langgraph")),
+        reason="needs the frameworks extra (smolagents, ag2, langgraph)",
+    ),
+]
+
+SYSTEMS = ["smolagents_react", "ag2_solver_verifier", "langgraph_solver_verifier"]
+TARGET = "results/analysis/frameworks.csv"  # the analysis stage: the report and its tables
+
+
+def _config(url: str) -> dict:
+    config = _merged(ROOT / "config/profiles/frameworks.yaml")
+    config["benchmarks"]["arithmetic"] = {"n_tasks": 3, "min_ops": 2, "max_ops": 3}
+    config["benchmarks"]["table_qa"] = {"n_tasks": 2}
+    config["systems"] = SYSTEMS
+    config["models"]["mock"]["base_url"] = url
+    config["llm"] = {**config["llm"], "progress": False, "max_concurrency": 1}
+    return config
+
+
+def _rollouts_done(project: Path) -> int:
+    return len(list((project / "results/rollouts").glob("*/*/exchanges.parquet")))
+
+
+def test_frameworks_run_the_pipeline_killed_resumed_and_rerun(tmp_path: Path) -> None:
+    with TestServer(Behaviour(latency_s=0.05)) as srv, TestServer() as own:
+        clean = make_project(tmp_path / "clean", _config(own.url))
+        plain = start_snakemake(clean, TARGET, "--cores", "2")
+        killed = make_project(tmp_path / "killed", _config(srv.url))
+        try:
+            # killed while the framework rollouts are asking the model
+            _run_until_killed(killed, lambda: srv.completed >= 12, TARGET)
+            assert _rollouts_done(killed) < 5  # five shards: the kill came mid-rollouts
+            _resume(killed, TARGET)
+        finally:
+            log, _ = plain.communicate(timeout=900)
+        assert plain.returncode == 0, log[-3000:]
+        first = _artifacts(clean)
+        asked = own.completed
+        # a rerun from scratch (the results gone, the response cache kept)
+        shutil.rmtree(clean / "results")
+        shutil.rmtree(clean / "reports")
+        proc = snakemake(clean, TARGET, "--cores", "2")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert own.completed == asked  # not one model call
+    again, resumed = _artifacts(clean), _artifacts(killed)
+    for other in (again, resumed):
+        assert sorted(other) == sorted(first)
+        for rel, value in first.items():
+            same = (
+                value.equals(other[rel]) if isinstance(value, pl.DataFrame) else value == other[rel]
+            )
+            assert same, rel
+    _check_results(clean)
+
+
+def _check_results(project: Path) -> None:
+    table = pl.read_csv(io.BytesIO((project / TARGET).read_bytes()))
+    assert set(table["system"]) == set(SYSTEMS)
+    assert table["framework"].str.split(" ").list.first().n_unique() == 3
+    assert set(table["benchmark"]) == {"arithmetic", "table_qa"}
+    assert (table["success_rate"] == 1.0).all()  # the stand-in solves every task
+    assert (table["warm_starts"] > 0).all() and (table["prefix_exact"] == 1.0).all()
+    assert (table["drifted"] == 0).all() and table["first_drift"].is_null().all()
+    assert (table["calls_replayed"] > 0).all() and (table["calls_live"] > 0).all()
+    runs = pl.read_parquet(project / "results/dataset/runs.parquet")
+    labels = pl.read_parquet(project / "results/dataset/labels.parquet")
+    labelled = runs.join(labels, on="run_id")
+    assert labelled.height > 0
+    assert "multi" in set(labelled["topology"])  # a multi-agent framework's error
+    assert (
+        labelled.join(
+            pl.read_parquet(project / "results/dataset/steps.parquet"),
+            left_on=["run_id", "decisive_step"],
+            right_on=["run_id", "step"],
+        ).height
+        == labelled.height
+    )  # every gold step is a recorded step of its run
+    predictions = pl.read_parquet(project / "results/predictions/built/mock_all_at_once.parquet")
+    assert predictions.height == labels.height
+    assert "Agent frameworks" in (project / "reports/report.html").read_text()
