@@ -49,6 +49,14 @@ def one_benchmark(config: dict[str, Any] | None = None) -> dict[str, Any]:
     return out
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files holding a slow (end-to-end) test run first: with two workers taking whole
+    files in collection order (`--dist loadfile`), the long files then run side by side
+    and the short ones fill in at the end, instead of one long file running alone last."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)  # stable: file order kept
+
+
 @pytest.fixture(autouse=True)
 def media_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Rendered images and frames go to a temp store, never into the checkout."""

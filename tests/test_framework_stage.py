@@ -23,7 +23,7 @@ from whowhen.frameworks.stage import (
 )
 from whowhen.frameworks.systems import FRAMEWORK_SYSTEMS
 from whowhen.gateway.exchange import Exchange
-from whowhen.gateway.session import Session
+from whowhen.gateway.session import Answer, Plan, Session
 from whowhen.registry import MODEL_SYSTEMS, base_system, has_policy
 from whowhen.runtime import Action, Episode, Step
 from whowhen.schema import EXCHANGES, to_arrow
@@ -181,3 +181,26 @@ def test_the_per_framework_table_counts_runs_calls_and_fidelity() -> None:
     assert (row["calls_replayed"], row["calls_live"], row["flipped"]) == (3, 1, 1)
     empty = frameworks_table(runs.filter(pl.col("system") == "react"), continuations)
     assert empty.is_empty() and empty.columns == list(COLUMNS)
+
+
+def test_replayed_and_injected_answers_carry_the_recorded_usage() -> None:
+    """Tokens and cost of a warm-started framework run read as the recording's up to the
+    injection point (the injected answer takes the usage of the answer it replaces), so
+    no cost column marks where the error went in."""
+    said = {"role": "assistant", "content": "x"}
+    recorded = [
+        Exchange(0, "a", {"messages": [1]}, said, "live", 10, 5, 0.1),
+        Exchange(1, "a", {"messages": [2]}, said, "live", 20, 6, 0.2),
+    ]
+    session = Session(
+        "r",
+        lambda request, agent: Answer("z", (), 30, 7, 0.3),
+        Plan(recorded, 1, {"role": "assistant", "content": "injected"}),
+    )
+    for k in (1, 2, 3):
+        session.answer("a", {"messages": [k]})
+    assert [(e.source, e.input_tokens, e.output_tokens, e.cost_usd) for e in session.exchanges] == [
+        ("replayed", 10, 5, 0.1),
+        ("injected", 20, 6, 0.2),
+        ("live", 30, 7, 0.3),
+    ]

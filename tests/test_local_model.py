@@ -133,3 +133,54 @@ def test_the_local_agents_profile_runs_end_to_end(local_server, tmp_path) -> Non
     cont = pl.read_parquet(project / "results/continuation/continuations.parquet")
     assert cont.filter(pl.col("status") != "invalid")["prefix_exact"].all()
     assert (project / "reports/report.html").stat().st_size > 0
+
+
+@pytest.mark.skipif(importlib.util.find_spec("langgraph") is None, reason="needs langgraph")
+def test_a_framework_on_the_local_model_records_and_warm_starts_exactly(
+    local_server, tmp_path
+) -> None:
+    """A real framework (LangGraph, react) with the real model behind the gateway: its
+    calls are recorded, and a warm start replays the first recorded call (its request equal
+    to the recorded one, so the local server is asked nothing), answers the second with an
+    injected final answer and ends there; the prefix is the recorded one, step for step."""
+    from whowhen.frameworks.base import run_framework
+    from whowhen.frameworks.langgraph_adapter import LangGraphTeam
+    from whowhen.gateway.forward import client_forward
+    from whowhen.gateway.server import Gateway
+    from whowhen.gateway.session import Plan
+    from whowhen.models.cache import ResponseCache
+    from whowhen.registry import get_benchmark
+    from whowhen.runtime import Action
+
+    name = "openai-compatible/smollm2-135m"
+    spec = parse_model(name, {name: {"base_url": local_server}})
+    client = ModelClient(spec, load_prices(ROOT / "config/prices.yaml"),
+                         ResponseCache(tmp_path / "cache"), progress=False, max_concurrency=1,
+                         timeout_s=120)  # fmt: skip
+    cfg = {"n_tasks": 1, "min_ops": 1, "max_ops": 1}
+    bench = get_benchmark("arithmetic", cfg)
+    [task] = bench.make_tasks(cfg, 3)
+    adapter = LangGraphTeam("react", ("assistant",))
+    prompts = bench.prompts["react"]
+
+    def run(run_id: str, plan: Plan | None = None):
+        env = bench.make_env(task)
+        return run_framework(adapter, env, bench.tools, prompts, gw, run_id,
+                             client_forward(client), 3, plan)  # fmt: skip
+
+    with Gateway() as gw:
+        original = run("original")
+        calls = original.session.exchanges
+        assert len(calls) >= 2 and client.stats.calls == len(calls)  # asked over HTTP
+        answer = Action("assistant", "", "final_answer", {"answer": "7"})
+        plan = Plan(calls, 1, adapter.write([answer], calls[1].message))
+        warm = run("warm", plan)
+    assert client.stats.calls == len(calls)  # the replay asked the model nothing
+    sources = [e.source for e in warm.session.exchanges]
+    assert sources == ["replayed", "injected"]  # and the final answer ended the run
+    view = [(s.actor, s.kind, s.content, s.tool) for s in warm.episode.history]
+    old = [(s.actor, s.kind, s.content, s.tool) for s in original.episode.history]
+    first_injected = warm.session.exchanges[-1].steps[0]
+    assert view[:first_injected] == old[:first_injected]  # the exact prefix
+    assert warm.episode.history[first_injected].tool == "final_answer"
+    assert warm.episode.verdict.final_answer == "7"

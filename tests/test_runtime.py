@@ -3,14 +3,16 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
+import polars as pl
 import pytest
 
 from whowhen.benchmarks.arithmetic.env import ArithmeticEnv
 from whowhen.benchmarks.arithmetic.tasks import generate_tasks
 from whowhen.errors import WhowhenError
 from whowhen.registry import make_system
-from whowhen.runtime import Action, run_episode, warm_start
+from whowhen.runtime import Action, Episode, run_episode, warm_start
 from whowhen.runtime.records import step_rows, steps_from_frame
+from whowhen.runtime.types import StepCost
 from whowhen.schema import STEPS, to_arrow
 
 TASK = generate_tasks(3, seed=8)[2]
@@ -151,3 +153,26 @@ def test_steps_roundtrip_through_the_table() -> None:
     episode = _record()
     frame = pl.from_arrow(to_arrow(step_rows(episode, "r1"), STEPS))
     assert steps_from_frame(frame) == episode.history
+
+
+def test_a_warm_start_keeps_the_recorded_costs_so_none_marks_the_injection_point() -> None:
+    """A model-played run's steps all cost something: the replayed prefix keeps the
+    recorded costs (read back from the steps table) and the injected step takes the cost
+    of the step it replaces; a free injected step after a free prefix would be the
+    boundary that gives the gold step away."""
+    original = _record("react")
+    priced = [
+        dataclasses.replace(s, cost=StepCost(100 + s.step, 7, 0.01, 0.5)) if s.is_agent_step else s
+        for s in original.history
+    ]
+    table = pl.from_arrow(to_arrow(step_rows(Episode(history=priced), "r"), STEPS))
+    recorded = steps_from_frame(table)
+    assert [s.cost for s in recorded] == [s.cost for s in priced]
+    t = _observations(recorded)[1] - 1
+    wrong = Action("assistant", "", "calculator", {"expression": "1 + 1"})
+    result = warm_start(
+        ArithmeticEnv(TASK), make_system("react", "arithmetic"), recorded, t, wrong, 80
+    )
+    new = result.episode.history
+    assert [s.cost for s in new[:t]] == [s.cost for s in priced[:t]]
+    assert new[t].cost == priced[t].cost and new[t].tool_args == wrong.tool_args

@@ -91,12 +91,14 @@ class Session:
         plan = self.plan
         if plan.inject_at is not None and index <= plan.inject_at:
             self._check(index, agent, request)
+            # a replayed answer, and the injected one, carry the recorded answer's usage:
+            # what producing that step cost, so no cost column marks the injection point
+            old = plan.recorded[index]
+            usage = (old.input_tokens, old.output_tokens, old.cost_usd)
             if index < plan.inject_at:
-                old = plan.recorded[index]
-                return Exchange(index, agent, request, old.message, "replayed",
-                                old.input_tokens, old.output_tokens, 0.0, True)  # fmt: skip
+                return Exchange(index, agent, request, old.message, "replayed", *usage, True)
             assert plan.injected is not None
-            return Exchange(index, agent, request, plan.injected, "injected")
+            return Exchange(index, agent, request, plan.injected, "injected", *usage)
         got = self.forward(request, agent)
         message = assistant_message(got.content, got.calls, index)
         return Exchange(index, agent, request, message, "live", got.input_tokens,

@@ -9,7 +9,7 @@ import polars as pl
 
 from whowhen.runtime.episode import Episode
 from whowhen.runtime.interfaces import AgentSystem, Environment
-from whowhen.runtime.types import Step
+from whowhen.runtime.types import Step, StepCost
 from whowhen.schema import canonical_json
 
 
@@ -107,6 +107,15 @@ def steps_from_rows(rows: list[dict[str, Any]]) -> list[Step]:
             r["tool"],
             json.loads(r["tool_args"]) if r["tool_args"] else None,
             tuple(r["media"] or ()),
+            _cost(r),
         )
         for r in rows
     ]
+
+
+def _cost(row: dict[str, Any]) -> StepCost | None:
+    """What producing a recorded step cost (None for a scripted policy's free step): a
+    warm start's replayed prefix keeps it, so its cost columns read as the recording's."""
+    cost = StepCost(row.get("tokens_in") or 0, row.get("tokens_out") or 0,
+                    row.get("cost_usd") or 0.0, row.get("latency_s") or 0.0)  # fmt: skip
+    return cost if cost != StepCost() else None

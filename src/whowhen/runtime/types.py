@@ -68,4 +68,4 @@ class Step:
         return self.kind in ("action", "message") and self.actor not in NON_AGENT_ACTORS
 
     def as_action(self) -> Action:
-        return Action(self.actor, self.content, self.tool, self.tool_args)
+        return Action(self.actor, self.content, self.tool, self.tool_args, self.cost)

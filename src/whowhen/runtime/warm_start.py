@@ -9,7 +9,7 @@ re-executed observation is compared with the recorded one and the result is kept
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from whowhen.errors import WhowhenError
 from whowhen.runtime.episode import Episode, continue_episode
@@ -64,7 +64,9 @@ def warm_start(
         return WarmStartResult(
             episode, PrefixFidelity(t, checked, matched, mismatch if mismatch is not None else t)
         )
-    episode.apply(env, replacement)
+    # the injected step carries what the step it replaces cost (a model-played run's
+    # steps all have a cost: a free one would mark the injection point)
+    episode.apply(env, replace(replacement, cost=replacement.cost or recorded[t].cost))
     return WarmStartResult(continue_episode(env, system, episode, max_steps), fidelity)
 
 
