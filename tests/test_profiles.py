@@ -69,8 +69,11 @@ def _uses_models(profile: Path) -> bool:
     return bool((data.get("attribution") or {}).get("llm") or (data.get("agents") or {}))
 
 
-# the frameworks profile runs whole, killed and resumed, in tests/test_frameworks_pipeline.py
-MODEL_PROFILES = [p for p in PROFILES if _uses_models(p) and p.stem != "frameworks"]
+# run whole elsewhere: the frameworks profile, killed and resumed, in
+# tests/test_frameworks_pipeline.py; the testserver profile's roles (agents, annotator,
+# error generator, attributor) in tests/test_llm_attribution.py
+RUN_ELSEWHERE = {"frameworks", "testserver"}
+MODEL_PROFILES = [p for p in PROFILES if _uses_models(p) and p.stem not in RUN_ELSEWHERE]
 
 
 def _at_the_test_server(profile: Path, srv: TestServer) -> tuple[dict, dict]:

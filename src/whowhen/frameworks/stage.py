@@ -158,8 +158,13 @@ def injection_plan(
     the answer that holds step k, answer that call with the answer rewritten (its steps
     before k kept, then the replacement), then go live."""
     exchange = next((e for e in recorded if k in e.steps), None)
-    if exchange is None:
-        raise WhowhenError(f"step {k} is not part of a recorded model answer", field="step")
+    if exchange is None:  # e.g. the CodeAgent's final_answer, called by its own code
+        what = f" ({steps[k].tool})" if k < len(steps) and steps[k].tool else ""
+        raise WhowhenError(
+            f"step {k}{what} is not part of a recorded model answer (the framework made "
+            "the call itself): the gateway cannot inject there",
+            field="step",
+        )
     if steps[k].actor != replacement.actor:
         raise WhowhenError(
             f"replacement actor {replacement.actor!r} differs from the recorded actor "
