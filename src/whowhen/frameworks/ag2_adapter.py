@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import sys
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from whowhen.agents.team import speaker
@@ -71,8 +74,33 @@ class AG2SolverVerifier(NativeToolCalls):
                          max_round=2 * task.max_turns, speaker_selection_method=select)  # fmt: skip
         manager = GroupChatManager(chat, llm_config=False,
                                    is_termination_msg=lambda _: task.done())  # fmt: skip
-        with contextlib.redirect_stdout(io.StringIO()):  # AG2 prints every turn
+        with _quiet():  # AG2 prints every turn
             executor.initiate_chat(manager, message=task.text, silent=True)
+
+
+class _Quiet:
+    """stdout discarded while any AG2 run is going: `redirect_stdout` per run would not do,
+    as runs go side by side in threads and each would restore another's sink."""
+
+    def __init__(self) -> None:
+        self.lock, self.runs, self.saved = threading.Lock(), 0, sys.stdout
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self.lock:
+            if self.runs == 0:
+                self.saved, sys.stdout = sys.stdout, io.StringIO()
+            self.runs += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.runs -= 1
+                if self.runs == 0:
+                    sys.stdout = self.saved
+
+
+_quiet = _Quiet()
 
 
 def _runner(task: FrameworkTask, name: str) -> Any:
