@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from whowhen.attribution.baselines import agent_steps
-from whowhen.attribution.heuristics import error_signal, error_signal_detail, signals
+from whowhen.attribution.heuristics import error_signal, error_signal_detail, numbers, signals
 from whowhen.attribution.tracer import TracerConfig, TracerModel, fit, predict
 from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, to_arrow
 
@@ -82,6 +82,23 @@ def test_stated_value_passed_differently_is_a_contradiction() -> None:
     )
     assert _pick(steps) == ("solver", 3)
     assert [s.kind for s in signals(steps)] == ["ungrounded_value"]
+
+
+def test_numbers_in_any_notation_and_length_do_not_break_the_heuristic() -> None:
+    """Real trajectories hold learning rates, long ids and huge integers: 0.00001 read as a
+    float became `1e-05`, which the salience check could not parse (issue 22), and a
+    400-digit number became `inf`. Values keep one plain spelling, exactly."""
+    assert numbers("lr 0.000010, 7.0 apples, id 007, -0.0") == {"0.00001", "7", "0"}
+    assert numbers("9" * 400) == {"9" * 400}
+    steps = _steps(
+        "r",
+        [
+            ("user", "message", "Pick the learning rate."),
+            ("assistant", "message", "The learning rate is 0.00001 and the seed " + "7" * 400),
+            ("assistant", "action", "Done.", "final_answer", {"answer": "0.00001"}),
+        ],
+    )
+    assert _pick(steps) == ("assistant", 1)  # the unsupported value, stated first there
 
 
 def test_rejection_blames_the_step_that_stated_the_disputed_value() -> None:

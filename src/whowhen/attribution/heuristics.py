@@ -54,11 +54,19 @@ class Signal:
 
 def numbers(text: str | None) -> set[str]:
     """The numbers a text mentions, normalised (`7.0` and `7` are the same value)."""
-    out = set()
-    for raw in _NUM_RE.findall(text or ""):
-        value = float(raw)
-        out.add(str(int(value)) if value == int(value) else str(value))
-    return out
+    return {_canonical(raw) for raw in _NUM_RE.findall(text or "")}
+
+
+def _canonical(raw: str) -> str:
+    """One spelling per value, in plain digits: `7.0` -> `7`, `0.000010` -> `0.00001`.
+    Exact decimal arithmetic, not float: a float turns 0.00001 into `1e-05` and a
+    400-digit number into `inf`, and real trajectories hold both."""
+    sign, digits = ("-", raw[1:]) if raw.startswith("-") else ("", raw)
+    whole, _, frac = digits.partition(".")
+    whole, frac = whole.lstrip("0") or "0", frac.rstrip("0")
+    if whole == "0" and not frac:
+        return "0"
+    return f"{sign}{whole}.{frac}" if frac else f"{sign}{whole}"
 
 
 def has_error(text: str | None) -> bool:
@@ -101,8 +109,9 @@ def ungrounded(row: dict, seen: set[str]) -> set[str]:
 
 
 def _salient(number: str) -> bool:
-    """A value worth checking: not a small whole number (counts, step sizes, indices)."""
-    return "." in number or abs(int(number)) >= 10
+    """A value worth checking: not a small whole number (counts, step sizes, indices).
+    `number` is canonical (`numbers`): a whole number of two or more digits is >= 10."""
+    return "." in number or len(number.lstrip("-")) >= 2
 
 
 def signals(steps: pl.DataFrame) -> list[Signal]:
