@@ -16,7 +16,14 @@ import polars as pl
 from whowhen.continuation_checks import Shard, compare_rerollout, controls_pass, sampled
 from whowhen.errors import WhowhenError
 from whowhen.frameworks.stage import FrameworkShard, framework_warm_start, is_framework
-from whowhen.registry import LLM_SYSTEMS, MODEL_SYSTEMS, agent_client, get_benchmark, make_system
+from whowhen.registry import (
+    LLM_SYSTEMS,
+    MODEL_SYSTEMS,
+    agent_client,
+    get_benchmark,
+    make_system,
+    pair_tools,
+)
 from whowhen.runtime import (
     Action,
     AgentSystem,
@@ -284,8 +291,9 @@ def _framework_warm_start(
         return None
     bench = get_benchmark(parent["benchmark"], shard.bench_cfg)
     try:
+        tools = pair_tools(parent["system"], parent["benchmark"], shard.bench_cfg)
         started = framework_warm_start(
-            shard.client, bench, shard.tasks[key], inj, steps_from_frame(steps), calls
+            shard.client, bench, shard.tasks[key], inj, steps_from_frame(steps), calls, tools
         )
     except WhowhenError as exc:
         record["reason"] = str(exc)

@@ -11,7 +11,13 @@ import polars as pl
 from whowhen.frameworks.stage import FrameworkShard, exchange_rows, is_framework, run_stats
 from whowhen.injection.operators import slip_model
 from whowhen.media import media_root
-from whowhen.registry import MODEL_SYSTEMS, agent_client, get_benchmark, make_system
+from whowhen.registry import (
+    MODEL_SYSTEMS,
+    agent_client,
+    get_benchmark,
+    make_system,
+    pair_tools,
+)
 from whowhen.runtime import AgentSystem, run_episode
 from whowhen.runtime.parallel import in_parallel
 from whowhen.runtime.records import run_row, step_rows
@@ -85,12 +91,13 @@ def run_framework_rollouts(
     (runs, steps, exchanges). A framework has no slip model: its errors are the models'."""
     bench = get_benchmark(benchmark, bench_cfg)
     tasks = bench.make_tasks(bench_cfg, seed)
+    tools = pair_tools(system, benchmark, bench_cfg)
     with FrameworkShard(system, models, max_turns) as shard:
 
         def one(task: Any) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
             env = bench.make_env(task)
             run_id = rollout_id(benchmark, task.task_id, system, shard.policy, seed, 0.0)
-            run = shard.run(bench, env, run_id)
+            run = shard.run(bench, env, run_id, tools)
             row = run_row(
                 run.episode, env, replace(shard.agents(), stats=run_stats(run)), run_id=run_id,
                 seed=seed, origin="rollout", parent_run_id=None, gold_answer=str(task.answer),

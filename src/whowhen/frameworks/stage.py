@@ -29,6 +29,9 @@ from whowhen.runtime import Action, Step
 from whowhen.runtime.warm_start import PrefixFidelity, WarmStartResult
 from whowhen.schema import canonical_json, stable_id
 
+Tools = tuple[dict[str, Any], ...]
+"""Tool specs (name, description, parameters), as the benchmarks declare them."""
+
 
 @dataclass
 class FrameworkAgents:
@@ -80,24 +83,16 @@ class FrameworkShard:
         topology = "single" if len(self.adapter.agents) == 1 else "multi"
         return FrameworkAgents(self.system, topology, self.policy)
 
-    def run(self, bench: Any, env: Any, run_id: str, plan: Plan | None = None) -> FrameworkRun:
-        """One run of the framework on `env`'s task (a recording, or a warm start)."""
+    def run(
+        self, bench: Any, env: Any, run_id: str, tools: Tools, plan: Plan | None = None
+    ) -> FrameworkRun:
+        """One run of the framework on `env`'s task (a recording, or a warm start), its
+        agents offered `tools` (`registry.pair_tools`: what the played system offers)."""
         prompts = dict(bench.prompts.get(self.adapter.plays, {}))
-        tools = _tools(bench, self.adapter.plays)
         return run_framework(
             self.adapter, env, tools, prompts, self.gateway, run_id, self.forward,
             self.max_turns, plan,
         )  # fmt: skip
-
-
-def _tools(bench: Any, plays: str) -> tuple[dict[str, Any], ...]:
-    """The tools the framework's agents are offered: code_act writes Python (run_python
-    and final_answer), the others use the benchmark's tools (as `registry.pair_tools`)."""
-    if plays == "code_act":
-        from whowhen.tools import FINAL_ANSWER_TOOL, RUN_PYTHON_TOOL
-
-        return (RUN_PYTHON_TOOL, FINAL_ANSWER_TOOL)
-    return tuple(bench.tools)
 
 
 def run_stats(run: FrameworkRun) -> dict[str, Any]:
@@ -206,6 +201,7 @@ def framework_warm_start(
     inj: dict[str, Any],
     recorded: list[Step],
     calls: pl.DataFrame | None,
+    tools: Tools,
 ) -> tuple[FrameworkAgents, Any, WarmStartResult]:
     """Warm-start injection `inj` (an injections row) into its parent framework run
     (`recorded` steps, `calls` its recorded model calls): (agents with the run's call
@@ -216,7 +212,7 @@ def framework_warm_start(
     replacement = Action.from_json(inj["replacement_action"])
     plan = injection_plan(framework.adapter, exchanges_from_frame(calls), recorded, k, replacement)
     env = bench.make_env(task)
-    run = framework.run(bench, env, stable_id("injected", inj["injection_id"]), plan)
+    run = framework.run(bench, env, stable_id("injected", inj["injection_id"]), tools, plan)
     agents = replace(framework.agents(), stats=run_stats(run))
     return agents, env, warm_start_result(run, recorded, k)
 
