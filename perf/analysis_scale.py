@@ -7,7 +7,7 @@ The dataset is synthetic (drawn from a seeded generator: no model runs here) but
 shape of the published benchmarks: text, image and video runs of single- and multi-agent
 systems, 3-130 steps with a long tail (Who&When's hand-crafted runs reach 130), gold
 modes from the taxonomy, an injection funnel, and six attributors: two baselines, a
-trained one and three LLM-protocol attributors priced from config/prices.yaml (one
+trained one and three LLM-protocol attributors priced from the packaged price table (one
 open-weight). The timed part is exactly the pipeline's `analysis.stage.stage()` over
 Parquet files, as Snakemake runs it (reading inputs, SQL, bootstrap intervals, figures,
 report); generation is timed apart. Peak memory is the process's maximum RSS.
@@ -28,6 +28,7 @@ import pyarrow as pa
 import yaml
 
 from whowhen.analysis.stage import FIGURES, TABLES, stage
+from whowhen.models.prices import DEFAULT_PRICES
 from whowhen.schema import (
     AGREEMENT,
     CANDIDATES,
@@ -60,7 +61,7 @@ BENCHMARKS = {  # benchmark -> (modality, category)
     "scenes": ("image", "visual_qa"),
     "events": ("video", "video_qa"),
 }
-LLM = {  # attributor -> (model id in config/prices.yaml, protocol, accuracy, calls per step)
+LLM = {  # attributor -> (model id in the price table, protocol, accuracy, calls per step)
     "gpt-4.1_all_at_once": ("openai/gpt-4.1", "all_at_once", 0.45, 0.0),
     "gemini-2.5_step_by_step": ("gemini/gemini-2.5-flash", "step_by_step", 0.40, 0.5),
     "smollm2_binary_search": ("openai-compatible/smollm2-135m", "binary_search", 0.15, 0.0),
@@ -182,8 +183,8 @@ def _predict(name, acc, run_ids, agents, n_act, gold_k, gold_mode, rng, modes=No
 
 
 def _usage(name: str, model: str, n_act: np.ndarray, rng) -> list[pl.Expr]:
-    """Tokens grow with length (~180 per step, per call); cost from config/prices.yaml."""
-    prices = yaml.safe_load(Path("config/prices.yaml").read_text())["models"][model]
+    """Tokens grow with length (~180 per step, per call); cost from the packaged price table."""
+    prices = yaml.safe_load(DEFAULT_PRICES.read_text())["models"][model]
     _m, protocol, _a, per_step = LLM[name]
     calls = np.maximum(1, np.round(1 + per_step * 2 * n_act)).astype(int)
     if protocol == "binary_search":
@@ -306,7 +307,7 @@ def main() -> None:
             "llm": [{"name": k, "model": m, "protocol": p} for k, (m, p, _a, _c) in LLM.items()],
         },
         "models": {m: {"id": m} for m, _p, _a, _c in LLM.values()},
-        "llm": {"prices": "config/prices.yaml"},
+        "llm": {"prices": None},  # the packaged table
     }
     stage(params, inputs, outputs_in(root / "out"), {})
     t2 = time.perf_counter()

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 from whowhen.models import ChatRequest, Message, ModelClient, load_prices, parse_model
 from whowhen.standin.server import Behaviour, TestServer
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def requests(n: int) -> list[ChatRequest]:
@@ -40,7 +37,7 @@ def timed(server: TestServer, concurrency: int, reqs: list[ChatRequest]) -> tupl
     )
     client = ModelClient(
         spec,
-        load_prices(ROOT / "config/prices.yaml"),
+        load_prices(),  # the packaged table
         None,
         max_concurrency=concurrency,
         progress=False,

@@ -119,7 +119,11 @@ def test_unknown_attributor(wdir, capsys) -> None:
     out = wdir / "ds"
     main(["import", "who-and-when", str(wdir / "raw"), "-o", str(out)])
     assert main(["attribute", str(out), "--attributor", "psychic"]) == 1
-    assert "unknown attributor 'psychic'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--attributor 'psychic' is not an attributor" in err
+    assert "tracer_lite" in err and "error_signal" in err
+    assert "attribution.attributors" not in err  # no config wording in a CLI message
+    assert not list(out.glob("predictions/*"))
 
 
 def test_check_config(root, capsys, tmp_path, monkeypatch) -> None:

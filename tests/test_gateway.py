@@ -16,12 +16,10 @@ from whowhen.gateway.exchange import first_difference, normalise
 from whowhen.gateway.forward import client_forward
 from whowhen.gateway.server import MODEL, Gateway
 from whowhen.gateway.session import Plan, Session
-from whowhen.models import ModelClient, ResponseCache, load_prices, parse_model
+from whowhen.models import DEFAULT_PRICES, ModelClient, ResponseCache, load_prices, parse_model
 from whowhen.standin.server import Behaviour, TestServer, chat_turns
 
-from .conftest import ROOT
-
-PRICES = load_prices(ROOT / "config" / "prices.yaml")
+PRICES = load_prices(DEFAULT_PRICES)
 TOOLS = [
     {
         "type": "function",
@@ -223,7 +221,7 @@ def test_the_gateway_command_records_your_own_agent(tmp_path: Path) -> None:
             [sys.executable, "-c", main, "gateway", "--model", "openai-compatible/mock",
              "--base-url", srv.url, "--port", "0", "--record", str(tmp_path / "runs"),
              "--cache-dir", str(tmp_path / "cache"),
-             "--prices", str(ROOT / "config" / "prices.yaml")],
+             "--prices", str(DEFAULT_PRICES)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:

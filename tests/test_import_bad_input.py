@@ -197,6 +197,9 @@ def test_the_cli_reports_every_skipped_entry_and_imports_the_rest(
         f"skipped: {folder / '96.json'}: cannot read (No such file or directory)",
         f"skipped: {folder / '99.json'}: not a regular file (a FIFO): not read",
         f"skipped: {folder / '909.json'}: not a regular file (a folder): not read",
+        # step 0 is the Planner's: the label is kept, and said to be doubtful
+        f"warning: {folder / '².json'}: gold agent 'Math_Expert' but gold step 0 "
+        "is spoken by 'Planner'",
     ]
     assert "imported 2 runs (6 steps), skipped 3" in out
 

@@ -17,14 +17,14 @@ import pytest
 from whowhen.attribution.llm import LLMAttributor, ParseError, parse_answer
 from whowhen.attribution.llm_protocols import attribute_llm
 from whowhen.cli import main
-from whowhen.models import ModelClient, ResponseCache, load_prices, parse_model
+from whowhen.models import DEFAULT_PRICES, ModelClient, ResponseCache, load_prices, parse_model
 from whowhen.standin.server import Behaviour, TestServer, attribution_responder
 
 from .conftest import ROOT, one_benchmark
 from .helpers import pipeline
 from .workdir import make_project, snakemake
 
-PRICES = load_prices(ROOT / "config" / "prices.yaml")
+PRICES = load_prices(DEFAULT_PRICES)
 SECRET = "sk-whowhen-SECRET-4f1c9b"
 
 
@@ -252,7 +252,7 @@ def test_kill_9_mid_run_repeats_no_completed_call(tmp_path, data) -> None:
             "--max-concurrency",
             "2",
             "--prices",
-            str(ROOT / "config/prices.yaml"),
+            str(DEFAULT_PRICES),
             "--name",
             "mock",
         ]

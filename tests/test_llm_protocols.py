@@ -17,15 +17,14 @@ from whowhen.attribution.llm import PROTOCOLS, LLMAttributor, ParseError, build_
 from whowhen.attribution.llm_protocols import attribute_llm, parse_half, parse_judgment
 from whowhen.errors import WhowhenError
 from whowhen.media import media_path
-from whowhen.models import ModelClient, ResponseCache, load_prices, parse_model
+from whowhen.models import DEFAULT_PRICES, ModelClient, ResponseCache, load_prices, parse_model
 from whowhen.rollouts import run_rollouts
 from whowhen.standin.responders import default_responder, suspect_steps
 from whowhen.standin.server import TestServer
 
-from .conftest import ROOT
 from .helpers import hand_trajectories, pipeline
 
-PRICES = load_prices(ROOT / "config" / "prices.yaml")
+PRICES = load_prices(DEFAULT_PRICES)
 MODES = ["reasoning.wrong_operand"]
 GARBAGE = "<<< I refuse to answer in JSON >>>"
 

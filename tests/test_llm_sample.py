@@ -70,3 +70,45 @@ def test_the_generator_writes_the_errors_of_a_sample_of_runs() -> None:
     taxonomy = load_taxonomy(ROOT / "config/taxonomy.yaml")
     plan_injections(runs, steps, taxonomy, 3, 2, generator=ForRuns(model, chosen))
     assert asked == chosen
+
+
+def test_a_sampled_llm_attributor_is_scored_on_its_sample_and_others_on_every_run() -> None:
+    """Scoring counts a missing prediction as wrong, except for an LLM attributor the
+    config ran on a sample: the runs it was never asked about are not its errors."""
+    from whowhen.analysis.stage import stage_accuracy
+    from whowhen.schema import LABELS, PREDICTIONS, RUNS, to_arrow
+
+    ids = [f"r{i}" for i in range(4)]
+    runs = pl.from_arrow(
+        to_arrow(
+            [
+                {"run_id": r, "benchmark": "a", "task_id": r, "modality": "text",
+                 "system": "s", "topology": "single", "policy": "p", "seed": 0,
+                 "origin": "injected", "success": False, "n_steps": 3}
+                for r in ids
+            ],
+            RUNS,
+        )
+    )  # fmt: skip
+    labels = pl.from_arrow(
+        to_arrow(
+            [{"run_id": r, "decisive_agent": "x", "decisive_step": 1, "source": "injection",
+              "split": "test"} for r in ids],
+            LABELS,
+        )
+    )  # fmt: skip
+    preds = pl.from_arrow(
+        to_arrow(
+            [{"run_id": r, "attributor": name, "agent": "x", "step": 1, "parse_ok": True}
+             for name in ("random", "llm") for r in ids[:2]],
+            PREDICTIONS,
+        )
+    )  # fmt: skip
+    attribution = {"llm": [{"name": "llm"}], "llm_sample": 2}
+    acc = stage_accuracy(labels, preds, runs, 1, attribution)
+    row = {r["attributor"]: r for r in acc.filter(pl.col("dataset") == "all").iter_rows(named=True)
+           if r["split"] == "all"}  # fmt: skip
+    assert (row["random"]["n"], row["random"]["step_acc"], row["random"]["missing"]) == (4, 0.5, 2)
+    assert (row["llm"]["n"], row["llm"]["step_acc"]) == (2, 1.0)
+    unsampled = stage_accuracy(labels, preds, runs, 1, {"llm": [{"name": "llm"}]})
+    assert unsampled.filter(pl.col("attributor") == "llm")["n"].max() == 4

@@ -16,7 +16,7 @@ import pytest
 
 from whowhen.attribution.llm import LLMAttributor
 from whowhen.attribution.llm_protocols import attribute_llm
-from whowhen.models import ModelClient, load_prices, parse_model
+from whowhen.models import DEFAULT_PRICES, ModelClient, load_prices, parse_model
 
 from .conftest import ROOT
 from .helpers import pipeline
@@ -92,7 +92,7 @@ def test_attribution_with_schema_constrained_local_model(local_server, tmp_path)
     )
     client = ModelClient(
         spec,
-        load_prices(ROOT / "config/prices.yaml"),
+        load_prices(DEFAULT_PRICES),
         None,
         progress=False,
         max_concurrency=1,
@@ -154,7 +154,7 @@ def test_a_framework_on_the_local_model_records_and_warm_starts_exactly(
 
     name = "openai-compatible/smollm2-135m"
     spec = parse_model(name, {name: {"base_url": local_server}})
-    client = ModelClient(spec, load_prices(ROOT / "config/prices.yaml"),
+    client = ModelClient(spec, load_prices(DEFAULT_PRICES),
                          ResponseCache(tmp_path / "cache"), progress=False, max_concurrency=1,
                          timeout_s=120)  # fmt: skip
     cfg = {"n_tasks": 1, "min_ops": 1, "max_ops": 1}

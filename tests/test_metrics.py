@@ -19,9 +19,8 @@ from whowhen.analysis.breakdowns import COLUMNS, attribution_metrics, bootstrap_
 from whowhen.analysis.items import ITEM_KEYS, length_bin, scored_items
 from whowhen.analysis.report import metrics_html
 from whowhen.errors import WhowhenError
+from whowhen.models.prices import DEFAULT_PRICES
 from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, to_arrow
-
-from .conftest import ROOT
 
 A, B, BASE = "mock_all_at_once", "gpt_all_at_once", "first_agent_step"
 
@@ -313,7 +312,7 @@ def test_conventions_and_errors() -> None:
         ]
     }
     models = {"mock": {"id": "openai-compatible/mock", "base_url": "http://x"}}
-    got = attributor_info_from_config(cfg, models, str(ROOT / "config" / "prices.yaml"))
+    got = attributor_info_from_config(cfg, models, str(DEFAULT_PRICES))
     assert got == {
         "m1": {"protocol": "hybrid", "family": "mock", "open_weight": "true"},
         "m2": {"protocol": "all_at_once", "family": "gpt-4.1", "open_weight": "false"},
@@ -391,7 +390,7 @@ def test_metrics_of_llm_predictions_over_http() -> None:
         spec = parse_model(
             "openai-compatible/mock", {"openai-compatible/mock": {"base_url": srv.url}}
         )
-        prices = load_prices(ROOT / "config" / "prices.yaml")
+        prices = load_prices(DEFAULT_PRICES)
         client = ModelClient(spec, prices, ResponseCache(Path(cache)), progress=False)
         llm = attribute_llm(runs, steps, LLMAttributor("mock_all_at_once", "mock"), client)
     preds = pl.concat([llm, attribute(runs, steps, "last_agent_step", 0)])

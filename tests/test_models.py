@@ -8,6 +8,7 @@ import pytest
 
 from whowhen.errors import WhowhenError
 from whowhen.models import (
+    DEFAULT_PRICES,
     ChatRequest,
     ImagePart,
     Message,
@@ -21,9 +22,7 @@ from whowhen.models import (
 )
 from whowhen.standin.server import Behaviour, TestServer
 
-from .conftest import ROOT
-
-PRICES = load_prices(ROOT / "config" / "prices.yaml")
+PRICES = load_prices(DEFAULT_PRICES)
 SCHEMA = {
     "type": "object",
     "properties": {"agent": {"type": "string", "enum": ["solver"]}, "step": {"type": "integer"}},

@@ -14,6 +14,7 @@ import pytest
 import whowhen.standin  # noqa: F401  registers scripted/standin (the model layer does not)
 from whowhen.errors import WhowhenError
 from whowhen.models import (
+    DEFAULT_PRICES,
     ChatRequest,
     Message,
     ModelClient,
@@ -34,7 +35,7 @@ from whowhen.models import scripted_provider as sp
 
 from .conftest import ROOT
 
-PRICES = load_prices(ROOT / "config" / "prices.yaml")
+PRICES = load_prices(DEFAULT_PRICES)
 REQUEST = ChatRequest((Message.text("user", "hi"),))
 
 

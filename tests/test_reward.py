@@ -24,7 +24,7 @@ from whowhen.attribution.reward import (
 )
 from whowhen.dataset.training import build_training, export_training, taxonomy_modes
 from whowhen.errors import WhowhenError
-from whowhen.models import ModelClient, load_prices, parse_model
+from whowhen.models import DEFAULT_PRICES, ModelClient, load_prices, parse_model
 from whowhen.schema import LABELS, RUNS, STEPS, write_table
 from whowhen.standin.server import Behaviour, TestServer, attribution_responder
 
@@ -327,7 +327,7 @@ def test_prompts_equal_what_the_attributor_sends(tmp_path, data) -> None:
     files, _ = build_training(data["runs"], data["steps"], data["labels"], modes=MODE_IDS)
     rl = [json.loads(line) for line in files["rl_train.jsonl"].decode().splitlines()]
     train_runs = data["runs"].filter(pl.col("run_id").is_in([r["run_id"] for r in rl]))
-    prices = load_prices(ROOT / "config" / "prices.yaml")
+    prices = load_prices(DEFAULT_PRICES)
     with TestServer(Behaviour(responder=attribution_responder)) as srv:
         spec = parse_model(
             "openai-compatible/mock", {"openai-compatible/mock": {"base_url": srv.url}}

@@ -21,6 +21,7 @@ from whowhen.attribution.stage import stage
 from whowhen.config import load_config
 from whowhen.errors import WhowhenError
 from whowhen.models import (
+    DEFAULT_PRICES,
     ChatRequest,
     Message,
     ModelClient,
@@ -37,7 +38,7 @@ from whowhen.standin.server import TestServer
 from .conftest import ROOT
 from .helpers import hand_trajectories, pipeline
 
-PRICES = load_prices(ROOT / "config" / "prices.yaml")
+PRICES = load_prices(DEFAULT_PRICES)
 MODES = ["reasoning.wrong_operand"]
 SYSTEM = "You debug multi-agent systems."
 PROMPT = (
@@ -215,7 +216,7 @@ def test_default_config_runs_one_standin_attributor_per_protocol() -> None:
         assert item["name"] == f"standin_{item['protocol']}"  # <family>_<protocol>
     price = PRICES.price("scripted/standin")
     assert price is not None and price.family == "standin"
-    raw = yaml.safe_load((ROOT / "config" / "prices.yaml").read_text())
+    raw = yaml.safe_load(DEFAULT_PRICES.read_text())
     assert raw["models"]["scripted/standin"]["open_weight"] is True
 
 
@@ -228,7 +229,7 @@ def test_the_attribution_stage_runs_the_default_standin_attributors(tmp_path: Pa
     for name, spec in (("runs", RUNS), ("steps", STEPS), ("labels", LABELS)):
         inputs[name] = str(write_table(data[name], spec, tmp_path / f"{name}.parquet"))
     llm = {**cfg["llm"], "cache_dir": str(tmp_path / "cache"), "progress": False}
-    llm["prices"] = str(ROOT / "config" / "prices.yaml")
+    llm["prices"] = str(DEFAULT_PRICES)
     params = {
         "attribution": cfg["attribution"],
         "models": cfg["models"],

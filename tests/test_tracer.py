@@ -232,8 +232,12 @@ def synthetic() -> dict[str, pl.DataFrame]:
     return _synthetic(160)
 
 
+FULL = TracerConfig(features="full")
+"""The planted signal is a word: only the `full` feature set (hashed tokens) reads words."""
+
+
 def test_tracer_learns_a_planted_signal(synthetic: dict[str, pl.DataFrame]) -> None:
-    model = fit(synthetic["runs"], synthetic["steps"], synthetic["labels"])
+    model = fit(synthetic["runs"], synthetic["steps"], synthetic["labels"], FULL)
     assert model.n_train_runs == 80
     preds = predict(model, synthetic["runs"], synthetic["steps"])
     to_arrow(preds, PREDICTIONS)
@@ -247,22 +251,22 @@ def test_tracer_learns_a_planted_signal(synthetic: dict[str, pl.DataFrame]) -> N
 
 
 def test_tracer_is_deterministic_and_round_trips(synthetic: dict[str, pl.DataFrame]) -> None:
-    a = fit(synthetic["runs"], synthetic["steps"], synthetic["labels"])
-    b = fit(synthetic["runs"], synthetic["steps"], synthetic["labels"])
+    a = fit(synthetic["runs"], synthetic["steps"], synthetic["labels"], FULL)
+    b = fit(synthetic["runs"], synthetic["steps"], synthetic["labels"], FULL)
     assert a.to_json() == b.to_json()
     again = TracerModel.from_json(a.to_json())
     assert again.to_json() == a.to_json()
     first = predict(a, synthetic["runs"], synthetic["steps"]).drop("latency_s")
     assert first.equals(predict(again, synthetic["runs"], synthetic["steps"]).drop("latency_s"))
     other_seed = fit(
-        synthetic["runs"], synthetic["steps"], synthetic["labels"], TracerConfig(seed=1)
+        synthetic["runs"], synthetic["steps"], synthetic["labels"], TracerConfig("full", seed=1)
     )
     assert other_seed.to_json() != a.to_json()  # the seed is what fixes the init
 
 
 def test_tracer_reads_only_the_train_split(synthetic: dict[str, pl.DataFrame]) -> None:
     labels = synthetic["labels"]
-    model = fit(synthetic["runs"], synthetic["steps"], labels)
+    model = fit(synthetic["runs"], synthetic["steps"], labels, FULL)
     scrambled = labels.with_columns(
         pl.when(pl.col("split") != "train")
         .then((pl.col("decisive_step") % 6) + 1)
@@ -274,7 +278,7 @@ def test_tracer_reads_only_the_train_split(synthetic: dict[str, pl.DataFrame]) -
         .alias("decisive_agent"),
     )
     assert not scrambled.equals(labels)
-    same = fit(synthetic["runs"], synthetic["steps"], scrambled)
+    same = fit(synthetic["runs"], synthetic["steps"], scrambled, FULL)
     assert same.to_json() == model.to_json()
     # and the train labels do matter
     moved = labels.with_columns(
@@ -283,7 +287,7 @@ def test_tracer_reads_only_the_train_split(synthetic: dict[str, pl.DataFrame]) -
         .otherwise(pl.col("decisive_step"))
         .alias("decisive_step")
     )
-    assert fit(synthetic["runs"], synthetic["steps"], moved).to_json() != model.to_json()
+    assert fit(synthetic["runs"], synthetic["steps"], moved, FULL).to_json() != model.to_json()
 
 
 def test_tracer_fit_saves_a_model_that_predicts_the_same(

@@ -42,8 +42,8 @@ COMMON_DEPS = [
 """What every stage's jobs read besides their own code: the DAG and the config schema."""
 DATA_DEPS = {
     "taxonomy": ["config/taxonomy.yaml"],
-    "attribution": ["config/prices.yaml"],
-    "feedback": ["config/prices.yaml", "config/taxonomy.yaml"],
+    "attribution": ["src/whowhen/data/prices.yaml"],
+    "feedback": ["src/whowhen/data/prices.yaml", "config/taxonomy.yaml"],
     "analysis": ["src/whowhen/analysis/sql", "workflow/report", "notebooks"],
 }
 """Files the stages' code reads at run time (not Python, so not found by import)."""

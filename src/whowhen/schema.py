@@ -39,6 +39,26 @@ NON_AGENT_ACTORS = ("user", "system", FEEDBACK_ACTOR)
 """Actors whose messages are inputs, not agent decisions (never a decisive step)."""
 
 
+def role_detail(actor: str, role: str | None) -> str | None:
+    """'thought' of role 'Orchestrator (thought)' spoken by Orchestrator: the detail an
+    imported role adds to its actor. Chat roles (assistant, tool, user; what built runs
+    carry) and a role equal to the actor add none."""
+    if not role or not role.startswith(f"{actor} (") or not role.endswith(")"):
+        return None
+    return role[len(actor) + 2 : -1].strip() or None
+
+
+def step_label(step: dict[str, Any]) -> str:
+    """`actor (kind)`, as `show` and LLM prompts print a step; a role's detail replaces a
+    message's kind ('Orchestrator (-> WebSurfer)') so the addressee or thought is not
+    lost. Steps without detail (every built step) print exactly as before."""
+    detail = role_detail(step["actor"], step.get("role"))
+    if detail is None:
+        return f"{step['actor']} ({step['kind']})"
+    shown = detail if step["kind"] == "message" else f"{step['kind']}, {detail}"
+    return f"{step['actor']} ({shown})"
+
+
 @dataclass(frozen=True)
 class TableSpec:
     """An Arrow schema with the checks that Arrow types alone cannot express."""

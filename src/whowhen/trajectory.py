@@ -6,6 +6,8 @@ import textwrap
 
 import polars as pl
 
+from whowhen.schema import step_label
+
 
 def render_trajectory(
     run: dict,
@@ -14,8 +16,10 @@ def render_trajectory(
     predictions: pl.DataFrame,
     width: int = 100,
     max_lines: int = 6,
+    tool_speakers: list[str] | None = None,
 ) -> str:
-    """`run` and `label` are rows (dicts); `predictions` holds this run's predictions."""
+    """`run` and `label` are rows (dicts); `predictions` holds this run's predictions;
+    `tool_speakers` (an import's) are named in the head: their steps read as observations."""
     head = [
         f"run {run['run_id']}  {run['benchmark']}"
         + (f"/{run['subset']}" if run.get("subset") else "")
@@ -25,6 +29,8 @@ def render_trajectory(
         head.append("question: " + textwrap.shorten(run["question"], width - 10))
     if run.get("gold_answer") is not None:
         head.append(f"gold answer: {run['gold_answer']}   final answer: {run['final_answer']}")
+    if tool_speakers:
+        head.append("tool output, read as observations: " + ", ".join(tool_speakers))
     if label:
         what = label.get("mode") or label.get("reason") or ""
         head.append(
@@ -40,7 +46,7 @@ def render_trajectory(
             marks.setdefault(p["step"], []).append(f"<== {p['attributor']}")
     lines = [*head, "-" * width]
     for s in steps.sort("step").iter_rows(named=True):
-        tag = f"[{s['step']:>3}] {s['actor']} ({s['kind']})"
+        tag = f"[{s['step']:>3}] {step_label(s)}"
         if marks.get(s["step"]):
             tag += "  " + " ".join(marks[s["step"]])
         lines.append(tag)

@@ -9,6 +9,8 @@ rule tracer_fit:
     output:
         model="results/models/tracer_lite.json",
     priority: 2  # the tracer_lite attribution and the feedback loop wait for it
+    params:
+        tracer=config["attribution"]["tracer"],
     log:
         "logs/attribution/tracer_fit.log",
     conda:

@@ -9,6 +9,7 @@ rule imports:
         runs="results/imports/{dataset}/runs.parquet",
         steps="results/imports/{dataset}/steps.parquet",
         labels="results/imports/{dataset}/labels.parquet",
+        manifest="results/imports/{dataset}/manifest.json",
     params:
         spec=import_spec,
     priority: -1  # fills idle cores (the built dataset's stages come first)

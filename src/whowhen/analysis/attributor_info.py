@@ -17,6 +17,7 @@ from typing import Any
 
 from whowhen.attribution.llm import PROTOCOLS
 from whowhen.attribution.offline import ATTRIBUTORS
+from whowhen.models.prices import prices_path as resolve_prices
 from whowhen.models.spec import load_prices
 
 KNOWN_PROTOCOLS = ("all_at_once", "step_by_step", "binary_search", "hybrid")
@@ -60,8 +61,9 @@ def attributor_info_from_config(
 ) -> dict[str, dict[str, str]]:
     """The mapping for the configured LLM attributors: protocol from the entry, family and
     open_weight ("true"/"false", "unknown" when unpriced) from the price table (`family:`,
-    `open_weight:`), else the model's name after the provider as the family."""
-    table = load_prices(prices_path) if prices_path else None
+    `open_weight:`), else the model's name after the provider as the family; `prices_path`
+    None (`llm.prices` unset): the packaged table."""
+    table = load_prices(resolve_prices(prices_path))
     out: dict[str, dict[str, str]] = {}
     for item in attribution.get("llm", []) or []:
         model = item["model"]

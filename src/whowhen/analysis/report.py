@@ -264,7 +264,7 @@ def figures_html(
     return parts
 
 
-def _ci(value: str) -> pl.Expr:
+def with_interval(value: str) -> pl.Expr:
     """'0.512 [0.480, 0.544]' from a metric and its interval columns."""
 
     def fmt(row: dict[str, float | None]) -> str:
@@ -304,7 +304,7 @@ def metrics_html(metrics: pl.DataFrame, split: str = "all", pivot: str = "step_a
     attributor-level keys pooled, all columns)."""
     if metrics.height == 0:
         return ["<h2>Attribution metrics</h2>", "<p>No predictions to score.</p>"]
-    fmt = [_ci(m) for m in BOOTSTRAPPED]
+    fmt = [with_interval(m) for m in BOOTSTRAPPED]
     overall = metrics.filter(pl.col("breakdown") == "all")
     parts = [
         "<h2>Attribution metrics with intervals</h2>",
@@ -328,7 +328,7 @@ def metrics_html(metrics: pl.DataFrame, split: str = "all", pivot: str = "step_a
             )
             continue
         sizes = frame.group_by("group", maintain_order=True).agg(pl.col("n_items").first())
-        wide = frame.with_columns(_ci(pivot)).pivot(
+        wide = frame.with_columns(with_interval(pivot)).pivot(
             "attributor", index="group", values=pivot, maintain_order=True
         )
         parts += [

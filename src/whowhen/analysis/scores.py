@@ -41,13 +41,19 @@ def run_sql(
 
 
 def accuracy(
-    labels: pl.DataFrame, predictions: pl.DataFrame, runs: pl.DataFrame, tolerance: int
+    labels: pl.DataFrame,
+    predictions: pl.DataFrame,
+    runs: pl.DataFrame,
+    tolerance: int,
+    covered_only: bool = False,
 ) -> pl.DataFrame:
-    """Exact and Who&When-compatible (substring) accuracy per attributor, dataset, split."""
+    """Exact and Who&When-compatible (substring) accuracy per attributor, dataset, split.
+    A labelled run an attributor did not predict counts as wrong (`missing` says how
+    many), unless `covered_only`: then only the runs it predicted are scored."""
     return run_sql(
         "accuracy",
         {"labels": labels, "predictions": predictions, "runs": runs},
-        {"tolerance": tolerance},
+        {"tolerance": tolerance, "covered_only": covered_only},
     )
 
 

@@ -24,6 +24,7 @@ from whowhen.analysis.feedback_analysis import FEEDBACK_TABLES, feedback_html, f
 from whowhen.analysis.feedback_analysis import FIGURES as FEEDBACK_FIGURES
 from whowhen.analysis.figures import accuracy_figure, modes_figure
 from whowhen.analysis.frameworks import frameworks_html, frameworks_table
+from whowhen.analysis.imported import imported_html
 from whowhen.analysis.items import scored_items
 from whowhen.analysis.played import played_html, played_table
 from whowhen.analysis.report import (
@@ -230,7 +231,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     overview = read_table(inputs["overview"], OVERVIEW)
     tolerance = params["analysis"]["tolerance"]
     split = params["analysis"].get("figure_split", "test")
-    acc = accuracy(labels, predictions, runs, tolerance)
+    acc = stage_accuracy(labels, predictions, runs, tolerance, params["attribution"])
     built_runs = read_table(inputs["runs"][0], RUNS)  # the built dataset comes first
     built_labels = read_table(inputs["labels"][0], LABELS)
     fun = funnel(continuations)
@@ -271,6 +272,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         + built
         + figures_html(figure, tables["cost_performance"], split, part="attribution")
         + learned_html(acc, sorted(set(built_runs["benchmark"])))
+        + imported_html(acc, expected, sorted(set(built_runs["benchmark"])))
         + metrics_html(breakdown, split=split)
         + [feedback_html(tables, figure)]
         + played_html(played_table(rollouts))
@@ -281,6 +283,28 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         summary, acc, fun, expected, figure["accuracy"], natural, config_summary(params), body
     )
     write_text(outputs["report"], report)
+
+
+def stage_accuracy(
+    labels: pl.DataFrame,
+    predictions: pl.DataFrame,
+    runs: pl.DataFrame,
+    tolerance: int,
+    attribution: dict[str, Any],
+) -> pl.DataFrame:
+    """`accuracy`, a missing prediction scored wrong, except for LLM attributors run on a
+    sample (`attribution.llm_sample`): they are scored on the runs they were asked about,
+    and their `n` says how many."""
+    sampled = (
+        [i["name"] for i in attribution.get("llm", [])] if attribution.get("llm_sample") else []
+    )
+    is_sampled = pl.col("attributor").is_in(sampled)
+    full = accuracy(labels, predictions.filter(~is_sampled), runs, tolerance)
+    part = predictions.filter(is_sampled)
+    if part.is_empty():
+        return full
+    covered = accuracy(labels, part, runs, tolerance, covered_only=True)
+    return pl.concat([full, covered]).sort("attributor", "dataset", "split")
 
 
 def viewer_stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:

@@ -13,8 +13,10 @@ content-reading attributors and a feature source for tracer-lite (`signals`).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from collections.abc import Container
 from dataclasses import dataclass
 
 import polars as pl
@@ -24,16 +26,33 @@ from whowhen.schema import NON_AGENT_ACTORS
 ERROR_RE = re.compile(
     r"\berror\b|traceback|exception|\bfail(?:ed|s|ure)?\b|exitcode: [1-9]|not available|"
     r"nothing was bought|empty cart|no document|not found|invalid|cannot|unable to",
-    re.I,
 )
-"""Error text in an observation (or a tool-like agent's report: "exitcode: 1 ...")."""
+"""Error text in an observation (or a tool-like agent's report: "exitcode: 1 ..."), matched
+against `prose(text)` (lowercase)."""
+
+_ERROR_WORDS = (
+    "error", "traceback", "exception", "fail", "exitcode", "not available", "nothing was",
+    "empty cart", "no document", "not found", "invalid", "cannot", "unable to",
+)  # fmt: skip
+"""A literal that every ERROR_RE match contains: substring tests (fast) skip the pattern
+for the many texts that hold none of them."""
 
 REJECT_RE = re.compile(
     r"check failed|please (?:fix|redo)|redo the|send(?:ing)? it back|does not match|"
     r"doesn't match|mismatch|is incorrect|is wrong|not correct",
-    re.I,
 )
-"""A checker's rejection of another agent's work."""
+"""A checker's rejection of another agent's work, matched against `prose(text)`."""
+
+_REJECT_WORDS = (
+    "check failed", "please", "redo", "it back", "match", "is incorrect", "is wrong",
+    "not correct",
+)  # fmt: skip
+"""A literal that every REJECT_RE match contains (as `_ERROR_WORDS`)."""
+
+PROSE_HEAD, PROSE_TAIL = 4000, 2000
+"""Characters of a step the language checks read: its head and its tail. An agent's own
+words, an error line and a traceback's last line sit there; reading a 100 kB page dump
+whole with a dozen patterns made long real runs slow."""
 
 _TESTS_RE = re.compile(r"(\d+)/(\d+) examples passed")
 _NUM_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
@@ -52,15 +71,24 @@ class Signal:
     detail: str
 
 
-def numbers(text: str | None) -> set[str]:
+def numbers(text: str | None) -> frozenset[str]:
     """The numbers a text mentions, normalised (`7.0` and `7` are the same value)."""
-    return {_canonical(raw) for raw in _NUM_RE.findall(text or "")}
+    return _numbers(text or "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _numbers(text: str) -> frozenset[str]:
+    """Cached: the heuristics and tracer-lite's features read each step's numbers several
+    times, and real steps (web pages, tool dumps) run to tens of kilobytes."""
+    return frozenset(_canonical(raw) for raw in _NUM_RE.findall(text))
 
 
 def _canonical(raw: str) -> str:
     """One spelling per value, in plain digits: `7.0` -> `7`, `0.000010` -> `0.00001`.
     Exact decimal arithmetic, not float: a float turns 0.00001 into `1e-05` and a
     400-digit number into `inf`, and real trajectories hold both."""
+    if raw[0] not in "-0" and "." not in raw:  # the common case: already canonical
+        return raw
     sign, digits = ("-", raw[1:]) if raw.startswith("-") else ("", raw)
     whole, _, frac = digits.partition(".")
     whole, frac = whole.lstrip("0") or "0", frac.rstrip("0")
@@ -69,11 +97,33 @@ def _canonical(raw: str) -> str:
     return f"{sign}{whole}.{frac}" if frac else f"{sign}{whole}"
 
 
+@functools.lru_cache(maxsize=4096)
+def prose(text: str) -> str:
+    """The head and tail of a text, lowercased once (patterns without re.I run several
+    times faster)."""
+    if len(text) > PROSE_HEAD + PROSE_TAIL:
+        text = text[:PROSE_HEAD] + "\n" + text[-PROSE_TAIL:]
+    return text.lower()
+
+
 def has_error(text: str | None) -> bool:
     """Error text, or a test report with fewer passes than examples."""
-    text = text or ""
-    failed = any(int(a) < int(b) for a, b in _TESTS_RE.findall(text))
-    return failed or bool(ERROR_RE.search(text))
+    return _has_error(text or "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _has_error(text: str) -> bool:
+    low = prose(text)
+    if any(int(a) < int(b) for a, b in _TESTS_RE.findall(low)):
+        return True
+    return any(word in low for word in _ERROR_WORDS) and bool(ERROR_RE.search(low))
+
+
+@functools.lru_cache(maxsize=4096)
+def rejects(text: str) -> bool:
+    """A checker's rejection (`REJECT_RE`) in the text's head or tail."""
+    low = prose(text)
+    return any(word in low for word in _REJECT_WORDS) and bool(REJECT_RE.search(low))
 
 
 def is_agent(kind: str, actor: str) -> bool:
@@ -92,7 +142,7 @@ def payload(tool: str | None, tool_args: str | None) -> str:
     return " ".join(str(v) for v in values)
 
 
-def ungrounded(row: dict, seen: set[str]) -> set[str]:
+def ungrounded(row: dict, seen: Container[str]) -> set[str]:
     """Numbers an agent step commits to that nothing supports: a tool argument its own
     statement gives differently ("73 - 64" stated, `73 - 54` passed), or a value (not a
     small count) that appears nowhere earlier in the run. Code is skipped (literals in a
@@ -101,14 +151,14 @@ def ungrounded(row: dict, seen: set[str]) -> set[str]:
         return set()
     stated = numbers(row["content"])
     if row["tool"] is None:  # a message commits to what it says
-        return {n for n in stated - seen if _salient(n)}
+        return {n for n in stated if n not in seen and salient(n)}
     committed = numbers(_ROUND_RE.sub(r"\1)", payload(row["tool"], row["tool_args"])))
     contradicted = committed - stated if stated else set()
-    made_up = {n for n in committed - stated - seen if _salient(n)}
+    made_up = {n for n in committed - stated if n not in seen and salient(n)}
     return {n for n in contradicted | made_up if n not in ("0", "1", "-1")}
 
 
-def _salient(number: str) -> bool:
+def salient(number: str) -> bool:
     """A value worth checking: not a small whole number (counts, step sizes, indices).
     `number` is canonical (`numbers`): a whole number of two or more digits is >= 10."""
     return "." in number or len(number.lstrip("-")) >= 2
@@ -116,14 +166,18 @@ def _salient(number: str) -> bool:
 
 def signals(steps: pl.DataFrame) -> list[Signal]:
     """Every signal in one run's steps (all kinds, in step order)."""
-    rows = steps.sort("step").to_dicts()
+    return signals_in(steps.sort("step").to_dicts())
+
+
+def signals_in(rows: list[dict]) -> list[Signal]:
+    """`signals` over one run's step rows, already in step order."""
     seen: set[str] = set()
     out: list[Signal] = []
     agent_rows: list[dict] = []
     for row in rows:
         text = row["content"] or ""
         if is_agent(row["kind"], row["actor"]) and row["step"] > 0:
-            if REJECT_RE.search(text) and agent_rows:
+            if rejects(text) and agent_rows:
                 out.append(Signal(row["step"], _disputed(row, agent_rows), "rejection", text))
             elif has_error(text) and agent_rows:
                 blamed = _previous_other(row, agent_rows)

@@ -22,6 +22,7 @@ import polars as pl
 
 from whowhen.media import media_path
 from whowhen.models import ChatRequest, ChatResult, ImagePart, Message, Settings, TextPart
+from whowhen.schema import step_label
 
 PROTOCOLS = ("all_at_once", "step_by_step", "binary_search", "hybrid")
 SYSTEM = (
@@ -73,12 +74,13 @@ def answer_schema(agents: list[str], modes: list[str]) -> dict[str, Any]:
 
 
 def step_line(s: dict[str, Any], max_chars: int) -> str:
-    """One step as the model sees it: `[index] actor (kind): content`, then its tool call."""
+    """One step as the model sees it: `[index] actor (kind): content`, then its tool call
+    (an imported role's detail in place of the kind: `schema.step_label`)."""
     text = s["content"]
     if len(text) > max_chars:
         text = text[:max_chars] + f" [... {len(s['content']) - max_chars} characters cut]"
     call = f"\n    -> {s['tool']}({s['tool_args'] or ''})" if s["tool"] else ""
-    return f"[{s['step']}] {s['actor']} ({s['kind']}): {text}{call}"
+    return f"[{s['step']}] {step_label(s)}: {text}{call}"
 
 
 def render_steps(steps: pl.DataFrame, max_chars: int) -> str:

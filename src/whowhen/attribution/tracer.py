@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from whowhen.attribution.baselines import prediction_row
-from whowhen.attribution.tracer_features import DENSE, Features, build
+from whowhen.attribution.tracer_features import DENSE, FEATURE_SETS, Features, build
 from whowhen.errors import WhowhenError
 from whowhen.io import atomic_path
 from whowhen.schema import PREDICTIONS, to_arrow
@@ -38,7 +38,8 @@ NAME = "tracer_lite"
 
 @dataclass(frozen=True)
 class TracerConfig:
-    dim: int = 2048  # hashed-token buckets
+    features: str = "transfer"  # transfer (dense, template-independent) | full (+ tokens)
+    dim: int = 2048  # hashed-token buckets (full features only)
     objective: str = "listwise"  # listwise (softmax over a run's steps) | pointwise
     iterations: int = 300
     learning_rate: float = 0.05
@@ -65,7 +66,9 @@ class TracerModel:
         data = json.loads(text)
         data["config"] = TracerConfig(**data["config"])
         model = cls(**data)
-        if model.dense != list(DENSE) or len(model.weights) != len(DENSE) + model.config.dim:
+        if model.dense != list(DENSE) or len(model.weights) != len(DENSE) + hashed_dim(
+            model.config
+        ):
             raise WhowhenError("tracer model was saved with other features; refit it")
         return model
 
@@ -80,6 +83,15 @@ class TracerModel:
         return cls.from_json(Path(path).read_text())
 
 
+def hashed_dim(config: TracerConfig) -> int:
+    """Hashed-token columns the config's feature set uses (none for `transfer`)."""
+    if config.features not in FEATURE_SETS:
+        raise WhowhenError(
+            f"unknown tracer feature set {config.features!r}; known: {', '.join(FEATURE_SETS)}"
+        )
+    return config.dim if config.features == "full" else 0
+
+
 def fit(
     runs: pl.DataFrame,
     steps: pl.DataFrame,
@@ -91,7 +103,7 @@ def fit(
     config = config or TracerConfig()
     train = labels.filter(pl.col("split") == "train").select("run_id", "decisive_step")
     gold = dict(zip(train["run_id"], train["decisive_step"], strict=True))
-    feats = build(runs.filter(pl.col("run_id").is_in(list(gold))), steps, config.dim)
+    feats = build(runs.filter(pl.col("run_id").is_in(list(gold))), steps, hashed_dim(config))
     target = np.zeros(feats.n_rows)
     keep = []
     for k, run_id in enumerate(feats.run_ids):
@@ -102,7 +114,7 @@ def fit(
             keep.append(k)
     if not keep:  # an empty dataset is a result: the model says it learned nothing
         log.warning("%s: no train-split run to fit on; it will predict nothing", NAME)
-        return TracerModel(config, [0.0] * (len(DENSE) + config.dim), n_train_runs=0)
+        return TracerModel(config, [0.0] * (len(DENSE) + hashed_dim(config)), n_train_runs=0)
     weights, bias = _train(feats, target, np.asarray(keep), config)
     log.info("%s: fitted on %d train runs (%d left out)", NAME, len(keep), len(gold) - len(keep))
     return TracerModel(config, [float(w) for w in weights], float(bias), n_train_runs=len(keep))
@@ -117,7 +129,7 @@ def predict(model: TracerModel, runs: pl.DataFrame, steps: pl.DataFrame) -> pl.D
     """One PREDICTIONS row per run: the highest-scoring agent step and its actor (a run
     without agent steps gets none, and a model fitted on nothing predicts nothing)."""
     started = time.perf_counter()
-    feats = build(runs, steps, model.config.dim)
+    feats = build(runs, steps, hashed_dim(model.config))
     s = scores(model, feats)
     rows = []
     unfitted = "not fitted: the dataset had no train-split run"

@@ -1,15 +1,23 @@
 """Per-step features for tracer-lite: what a reader of the log could notice about a step.
 
-Each candidate (an agent step) gets a few dense features (where it sits in the run, what
-kind of agent took it, whether the next observation shows an error, whether it commits to
-a value nothing supports, whether later steps repeat its new values) and hashed tokens
-(words of its content and tool arguments, its tool, its role crossed with the system and
-the position). Only the log is read, so imported trajectories get the same features as
-built ones. Hashing is by CRC-32: stable across processes and machines.
+Each candidate (an agent step) gets dense features: where it sits in the run, what kind of
+agent took it, whether the next observation shows an error, whether it commits to a value
+nothing supports, whether later steps repeat its new values, and the template-independent
+cues of `tracer_cues` (a later correction of its values, a change of plan after it, an
+error it moves past, repeated actions, the origin of the values the run ends on, approval
+and hedging language). The `full` feature set adds hashed tokens (words of its content and
+tool arguments, its tool, its role crossed with the system and the position): they fit the
+built data's templates closely and do not transfer to other systems' logs, so `transfer`
+(dense only) is the default. Only the log is read, so imported trajectories get the same
+features as built ones. Hashing is by CRC-32: stable across processes and machines.
+
+Cost is linear in a run's length: numbers and error checks are cached per text, and
+"seen before" / "used later" are first-seen and last-seen indexes, not growing sets.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import zlib
@@ -19,14 +27,16 @@ import numpy as np
 import polars as pl
 
 from whowhen.attribution.heuristics import (
-    error_signal_detail,
     has_error,
     is_agent,
     numbers,
     payload,
-    signals,
+    prose,
+    salient,
+    signals_in,
     ungrounded,
 )
+from whowhen.attribution.tracer_cues import RunCues, run_cues
 
 DENSE = (
     "rel_pos",
@@ -52,14 +62,18 @@ DENSE = (
     "new_values_reused",
     "log_len",
     "same_actor_as_prev",
+    *RunCues.__dataclass_fields__,
 )
 """Names of the dense features, in column order (hashed tokens follow them)."""
+
+FEATURE_SETS = ("transfer", "full")
+"""transfer: the dense features only; full: dense plus `dim` hashed tokens."""
 
 _WORD = re.compile(r"[a-z_]{2,}|\d+(?:\.\d+)?")
 _CHECKER = re.compile(r"verif|review|test|critic|check|judge", re.I)
 _MANAGER = re.compile(r"orchestrat|planner|manager|captain|lead", re.I)
 _TOOL_LIKE = re.compile(r"terminal|computer|executor|surfer|browser", re.I)
-_FINISH = re.compile(r"\bterminate\b|final answer", re.I)
+_FINISH = re.compile(r"\bterminate\b|final answer")  # on prose(): lowercase
 FINISH_TOOLS = ("final_answer", "checkout")
 
 
@@ -98,26 +112,27 @@ def role_type(actor: str, first_agent: str) -> str:
 
 
 def run_features(
-    steps: pl.DataFrame, system: str, dim: int
+    steps: pl.DataFrame, system: str, dim: int, question: str | None = None
 ) -> tuple[list[dict[str, float]], list[list[str]], list[dict]]:
     """(dense values, hashed tokens, candidate rows) for one run's steps."""
     rows = steps.sort("step").to_dicts()
-    cands = [r for r in rows if is_agent(r["kind"], r["actor"])]
+    cand_index = [k for k, r in enumerate(rows) if is_agent(r["kind"], r["actor"])]
+    cands = [rows[k] for k in cand_index]
     if not cands:
         return [], [], []
     n = len(cands)
     first_agent = cands[0]["actor"]
-    blamed, first_blamed, pick_step, error_steps = _error_signals(steps, cands)
+    blamed, first_blamed, pick_step, error_steps = _error_signals(rows, cands)
+    cues = run_cues(rows, cand_index, question)
+    last_error = max(error_steps, default=-1)
     dense, tokens = [], []
-    by_index = {r["step"]: i for i, r in enumerate(rows)}
-    befores, laters = _number_context(rows)
+    first_seen, last_used = _number_context(rows)
     prev_actor = None
-    for i, c in enumerate(cands):
-        k = by_index[c["step"]]
-        before, later = befores[k], laters[k]
-        next_obs = _next_observation(rows, k)
+    for i, (k, c) in enumerate(zip(cand_index, cands, strict=True)):
+        before = _SeenBefore(first_seen, k)
+        next_error, next_numbers = _next_observation(rows, k)
         mine = _nums(c)
-        new = {v for v in mine - before if v not in ("0", "1")}
+        new = {v for v in mine if v not in before and salient(v)}
         role = role_type(c["actor"], first_agent)
         rel = i / (n - 1) if n > 1 else 0.0
         d = {
@@ -129,69 +144,77 @@ def run_features(
             "is_message": float(c["tool"] is None),
             f"role_{role}": 1.0,
             "is_finish": float(
-                c["tool"] in FINISH_TOOLS or bool(_FINISH.search(c["content"] or ""))
+                c["tool"] in FINISH_TOOLS or bool(_FINISH.search(prose(c["content"] or "")))
             ),
-            "next_obs_error": float(has_error(next_obs)),
-            "next_obs_shares_numbers": float(bool(numbers(next_obs) & mine)),
+            "next_obs_error": float(next_error),
+            "next_obs_shares_numbers": float(bool(next_numbers & mine)),
             "ungrounded": float(bool(ungrounded(c, before))),
             "first_signal": float(c["step"] == first_blamed),
             "any_signal": float(c["step"] in blamed),
             "heuristic_pick": float(c["step"] == pick_step),
-            "error_later": float(any(a > c["step"] for a in error_steps)),
+            "error_later": float(c["step"] < last_error),
             "new_values": min(len(new), 5) / 5,
-            "new_values_reused": float(bool(new & later)),
+            "new_values_reused": float(any(last_used.get(v, -1) > k for v in new)),
             "log_len": math.log1p(len(c["content"] or "")) / 8,
             "same_actor_as_prev": float(c["actor"] == prev_actor),
         }
+        d.update({name: getattr(cues, name)[i] for name in RunCues.__dataclass_fields__})
         prev_actor = c["actor"]
         dense.append(d)
-        tokens.append(_tokens(c, system, role, rel))
+        tokens.append(_tokens(c, system, role, rel) if dim else [])
     return dense, tokens, cands
 
 
 def _error_signals(
-    steps: pl.DataFrame, cands: list[dict]
+    rows: list[dict], cands: list[dict]
 ) -> tuple[set[int], int | None, int | None, list[int]]:
     """What the log-reading heuristics say about one run: (steps any signal blames, the step
-    the first signal blames, the error-signal attributor's pick, steps showing an error)."""
-    sigs = signals(steps)
+    the first signal blames, the error-signal attributor's pick, steps showing an error).
+    The pick is `heuristics.error_signal_detail`'s: the first signal's step that is a
+    candidate, else the last candidate."""
+    sigs = signals_in(rows)
     blamed = {s.blamed for s in sigs}
     first_blamed = sigs[0].blamed if sigs else None
-    cand_frame = steps.filter(
-        (pl.col("kind") != "observation") & pl.col("step").is_in([c["step"] for c in cands])
-    )
-    pick = error_signal_detail(cand_frame, steps)
-    pick_step = pick[1] if pick else None
+    steps = {c["step"] for c in cands}
+    pick_step = next((s.blamed for s in sigs if s.blamed in steps), cands[-1]["step"])
     error_steps = [s.at for s in sigs if s.kind != "ungrounded_value"]
     return blamed, first_blamed, pick_step, error_steps
 
 
-def _next_observation(rows: list[dict], k: int) -> str:
-    """The content of the non-agent steps right after row k, up to the next agent step."""
-    following = []
+def _next_observation(rows: list[dict], k: int) -> tuple[bool, frozenset[str]]:
+    """(any error shown, the numbers shown) by the non-agent steps right after row k, up to
+    the next agent step: per-row cached checks, never a joined copy of the text."""
+    error, shown = False, frozenset[str]()
     for r in rows[k + 1 :]:
         if is_agent(r["kind"], r["actor"]):
             break
-        following.append(r["content"] or "")
-    return "\n".join(following)
+        error = error or has_error(r["content"])
+        shown = shown | numbers(r["content"])
+    return error, shown
 
 
-def _number_context(rows: list[dict]) -> tuple[list[set[str]], list[set[str]]]:
-    """Per row k: the numbers of every row before k, and of the agent steps after k. Built
-    in one pass each way (a union per candidate step made long runs quadratic)."""
-    nums = [_nums(r) for r in rows]
-    befores: list[set[str]] = []
-    seen: set[str] = set()
-    for n in nums:
-        befores.append(seen)
-        seen = seen | n
-    laters: list[set[str]] = [set()] * len(rows)
-    seen = set()
-    for k in range(len(rows) - 1, -1, -1):
-        laters[k] = seen
-        if is_agent(rows[k]["kind"], rows[k]["actor"]):
-            seen = seen | nums[k]
-    return befores, laters
+class _SeenBefore:
+    """`v in before`: value v appears in a row earlier than row k (a view, not a copy:
+    copying a growing set per step made long runs quadratic)."""
+
+    def __init__(self, first_seen: dict[str, int], k: int) -> None:
+        self.first_seen, self.k = first_seen, k
+
+    def __contains__(self, value: object) -> bool:
+        return self.first_seen.get(value, self.k) < self.k  # type: ignore[arg-type]
+
+
+def _number_context(rows: list[dict]) -> tuple[dict[str, int], dict[str, int]]:
+    """(row of each value's first mention, last agent row using each value)."""
+    first_seen: dict[str, int] = {}
+    last_used: dict[str, int] = {}
+    for k, row in enumerate(rows):
+        mine = _nums(row)
+        for v in mine:
+            first_seen.setdefault(v, k)
+        if is_agent(row["kind"], row["actor"]):
+            last_used.update(dict.fromkeys(mine, k))
+    return first_seen, last_used
 
 
 def _nums(row: dict) -> set[str]:
@@ -202,7 +225,8 @@ def _tokens(c: dict, system: str, role: str, rel: float) -> list[str]:
     """Hashed tokens: words (numbers collapsed), tool, and role/position crossed with the
     system, so one linear model can hold per-system position priors."""
     text = f"{c['content'] or ''} {payload(c['tool'], c['tool_args'])}".lower()
-    words = ["w:" + ("<num>" if w[0].isdigit() else w) for w in _WORD.findall(text)[:400]]
+    found = itertools.islice(_WORD.finditer(text), 400)
+    words = ["w:" + ("<num>" if w[0].isdigit() else w) for w in (m.group() for m in found)]
     pos = min(int(rel * 4), 3)
     tool = c["tool"] or "message"
     return [
@@ -220,6 +244,7 @@ def _tokens(c: dict, system: str, role: str, rel: float) -> list[str]:
 def build(runs: pl.DataFrame, steps: pl.DataFrame, dim: int) -> Features:
     """Features of every run's candidates, runs in run_id order."""
     system_of = dict(zip(runs["run_id"], runs["system"], strict=True))
+    question_of = dict(zip(runs["run_id"], runs["question"], strict=True))
     by_run = {key[0]: frame for key, frame in steps.group_by("run_id")}
     n_dense = len(DENSE)
     index = {name: j for j, name in enumerate(DENSE)}
@@ -233,7 +258,9 @@ def build(runs: pl.DataFrame, steps: pl.DataFrame, dim: int) -> Features:
         offsets.append(len(actors))
         if frame is None:
             continue
-        dense, tokens, cands = run_features(frame, system_of[run_id] or "", dim)
+        dense, tokens, cands = run_features(
+            frame, system_of[run_id] or "", dim, question_of[run_id]
+        )
         for d, toks, c in zip(dense, tokens, cands, strict=True):
             row = len(actors)
             actors.append(c["actor"])

@@ -7,6 +7,7 @@ whowhen export-training OUT -o DIR         SFT and RL (GRPO) JSONL of the train 
 whowhen review export OUT -o SHEET.csv     a stratified sample for human validation
 whowhen review import SHEET.csv [...]      agreement figures from filled sheets
 whowhen attribute OUT --attributor NAME    predict (agent, step) for every trajectory
+whowhen fit DATASET -o MODEL               train tracer-lite on labelled runs (k-fold CV)
 whowhen score OUT                          exact and Who&When-compatible accuracy
 whowhen show RUN_ID                        a readable trajectory, gold and predictions marked
 whowhen check-config [PATH]                validate a pipeline config
@@ -17,10 +18,12 @@ whowhen gateway --model ID [--port N]      record your own agent's model calls
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 
 from whowhen import __version__
-from whowhen.cli import commands
+from whowhen.cli import commands, defaults, scoring, tracer_cmd
 from whowhen.errors import WhowhenError
 
 
@@ -44,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_show_parser(sub)
     _add_config_parsers(sub)
     _add_gateway_parser(sub)
+    tracer_cmd.add_fit_parser(sub)
     return parser
 
 
@@ -58,8 +62,10 @@ def _add_gateway_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--base-url", help="server URL for openai-compatible models")
     p.add_argument("--port", type=int, default=8700, help="0: any free port (printed)")
     p.add_argument("--record", default="gateway-runs", metavar="DIR", help="where runs go")
-    p.add_argument("--cache-dir", default=".cache/whowhen/responses")
-    p.add_argument("--prices", default="config/prices.yaml")
+    p.add_argument(
+        "--cache-dir", default=defaults.default_cache_dir(), help=defaults.cache_dir_help()
+    )
+    p.add_argument("--prices", help=defaults.PRICES_HELP)
     p.add_argument("--max-concurrency", type=int, default=16)
     p.set_defaults(func=_gateway)
 
@@ -76,6 +82,17 @@ def _add_import_parser(sub: argparse._SubParsersAction) -> None:
     isub = imp.add_subparsers(dest="format", required=True, metavar="FORMAT")
     p = isub.add_parser("who-and-when", help="the Who&When benchmark's JSON files")
     p.add_argument("path", metavar="DIR", help="one subset's folder, or the folder of both")
+    p.add_argument(
+        "--subset",
+        choices=("Algorithm-Generated", "Hand-Crafted"),
+        help="treat every file as this subset (default: detected per file from its entries)",
+    )
+    p.add_argument(
+        "--tool-speakers",
+        metavar="NAME[,NAME...]",
+        help="speakers whose steps are tool output, imported as observations "
+        "(default: Computer_terminal,ComputerTerminal; '' for none)",
+    )
     _import_options(p)
     for fmt in ("jsonl", "parquet"):
         p = isub.add_parser(fmt, help=f"your own trajectories as {fmt.upper()}")
@@ -168,11 +185,13 @@ def _add_attribute_parser(sub: argparse._SubParsersAction) -> None:
         "--attributor", required=True, help="one of: " + ", ".join(commands.attributor_names())
     )
     p.add_argument("--seed", type=int, default=0, help="seed of stochastic attributors")
-    llm = p.add_argument_group("LLM protocols (with --model)")
+    llm = p.add_argument_group("LLM protocols (with --model) and tracer_lite")
     llm.add_argument(
         "--model",
-        help="model id: openai/NAME, gemini/NAME, openai-compatible/NAME (with --base-url) "
-        "or scripted/standin (offline stand-in, not an LLM); keys come from the environment",
+        help="LLM protocols: model id: openai/NAME, gemini/NAME, openai-compatible/NAME (with "
+        "--base-url) or scripted/standin (offline stand-in, not an LLM); keys come from the "
+        "environment. tracer_lite: a fitted model's path (`whowhen fit`; default "
+        "results/models/tracer_lite.json, the pipeline's)",
     )
     llm.add_argument("--base-url", help="server URL for openai-compatible models or a proxy")
     llm.add_argument(
@@ -193,14 +212,10 @@ def _add_attribute_parser(sub: argparse._SubParsersAction) -> None:
     )
     llm.add_argument("--name", help="attributor name in the outputs (default: PROTOCOL__MODEL)")
     llm.add_argument(
-        "--cache-dir",
-        default=".cache/whowhen/responses",
-        help="response cache (reruns never pay twice)",
+        "--cache-dir", default=defaults.default_cache_dir(), help=defaults.cache_dir_help()
     )
     llm.add_argument("--max-concurrency", type=int, default=16)
-    llm.add_argument(
-        "--prices", default="config/prices.yaml", help="price table (USD per 1M tokens)"
-    )
+    llm.add_argument("--prices", help=defaults.PRICES_HELP)
     llm.add_argument("--cost-limit", type=float, help="stop new calls past this many USD")
     llm.add_argument(
         "--batch",
@@ -223,8 +238,14 @@ def _add_score_parser(sub: argparse._SubParsersAction) -> None:
         help="exact matching, the original Who&When substring scorer (to compare with "
         "published numbers), or both side by side (default)",
     )
+    p.add_argument(
+        "--covered-only",
+        action="store_true",
+        help="score only the labelled runs each attributor predicted (default: a labelled "
+        "run without a prediction counts as wrong; the table's `missing` counts them)",
+    )
     p.add_argument("--json", metavar="PATH", help="where to write scores (default OUT/scores.json)")
-    p.set_defaults(func=commands.score_cmd)
+    p.set_defaults(func=scoring.score_cmd)
 
 
 def _add_show_parser(sub: argparse._SubParsersAction) -> None:
@@ -257,14 +278,36 @@ def _import_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+PIPE_CLOSED = 141
+"""Exit status when the reader of stdout went away (`whowhen score DATA | head -3`):
+128 + SIGPIPE, what a shell reports for a command that a closed pipe stopped (as `yes |
+head`), so `set -o pipefail` can tell that the output was cut short."""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # here, not at exit, where a closed pipe would print a traceback
+        return code
     except WhowhenError as exc:
         for line in str(exc).splitlines() or [""]:  # one line per problem (a mapping's fields)
             print(f"error: {line}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        return _pipe_closed()
+
+
+def _pipe_closed() -> int:
+    """Quiet exit after a closed pipe: stdout now writes to devnull, so the interpreter's
+    final flush of what is still buffered cannot raise again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        with contextlib.suppress(AttributeError, OSError, ValueError):  # no file (a test's)
+            os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+    return PIPE_CLOSED
 
 
 if __name__ == "__main__":

@@ -12,13 +12,20 @@ import polars as pl
 from whowhen.errors import WhowhenError
 from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, read_table, read_tables, write_table
 
+PIPELINE_MODEL = Path("results/models/tracer_lite.json")
+"""Where the pipeline saves tracer-lite fitted on the built train split."""
+
 
 def attributor_names() -> list[str]:
     # deferred: a subcommand loads only the code it runs (startup ~1 s, not ~4 s)
     from whowhen.attribution.llm import PROTOCOLS
     from whowhen.attribution.offline import ATTRIBUTORS
 
-    return [*ATTRIBUTORS, *(f"{p} (with --model)" for p in PROTOCOLS)]
+    return [
+        *ATTRIBUTORS,
+        "tracer_lite (--model MODEL.json; default: the pipeline's fitted model)",
+        *(f"{p} (with --model)" for p in PROTOCOLS),
+    ]
 
 
 def format_table(frame: pl.DataFrame, digits: int = 3) -> str:
@@ -52,18 +59,22 @@ def _load(data: str | Path) -> dict[str, pl.DataFrame]:
 def import_cmd(args: argparse.Namespace) -> int:
     # deferred: a subcommand loads only the code it runs (startup ~1 s, not ~4 s)
     from whowhen.imports.generic import import_generic, load_mapping
-    from whowhen.imports.who_and_when import import_who_and_when
+    from whowhen.imports.who_and_when import import_who_and_when, parse_tool_speakers
 
     if args.format == "who-and-when":
-        result = import_who_and_when(args.path)
+        speakers = parse_tool_speakers(args.tool_speakers)
+        result = import_who_and_when(args.path, args.subset, speakers)
     else:
         fields = load_mapping(args.mapping) if args.mapping else None
         result = import_generic(args.path, args.format, args.layout, fields, args.name)
     for error in result.errors:
         print(f"skipped: {error}", file=sys.stderr)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if result.n_runs == 0:
         raise WhowhenError(f"nothing imported ({len(result.errors)} bad records)", path=args.path)
     result.write(args.out)
+    result.write_manifest(Path(args.out) / "manifest.json", args.format.replace("-", "_"))
     tables = result.tables()
     by = tables["runs"].group_by("benchmark", "subset").len().sort("benchmark", "subset")
     print(format_table(by.rename({"len": "runs"})))
@@ -141,19 +152,33 @@ def review_import_cmd(args: argparse.Namespace) -> int:
 def attribute_cmd(args: argparse.Namespace) -> int:
     # deferred: a subcommand loads only the code it runs (startup ~1 s, not ~4 s)
     from whowhen.attribution.llm import PROTOCOLS
-    from whowhen.attribution.offline import attribute
+    from whowhen.attribution.offline import ATTRIBUTORS, attribute
+    from whowhen.attribution.shortcuts import SHORTCUTS
+    from whowhen.attribution.tracer import NAME as TRACER
 
+    name = args.attributor
+    if name not in (*ATTRIBUTORS, TRACER, *PROTOCOLS):
+        known = ", ".join((*ATTRIBUTORS, TRACER, *PROTOCOLS))
+        raise WhowhenError(f"--attributor {name!r} is not an attributor; known: {known}")
     tables = _load(args.data)
-    if args.attributor in PROTOCOLS:
+    if name in PROTOCOLS:
         predictions, name = _attribute_llm(args, tables)
+    elif name == TRACER:
+        predictions = _tracer_predictions(tables["runs"], tables["steps"], args.model)
     elif args.model:
         raise WhowhenError(
-            f"--model goes with an LLM protocol ({', '.join(PROTOCOLS)}), "
-            f"not with {args.attributor!r}"
+            f"--model goes with an LLM protocol ({', '.join(PROTOCOLS)}) or {TRACER}, "
+            f"not with {name!r}"
         )
+    elif name in SHORTCUTS and not (tables["labels"]["split"] == "train").any():
+        print(
+            f"{name}: nothing written: it is fitted on the dataset's train split, and "
+            f"{args.data} has none (an import's labels are all test)",
+            file=sys.stderr,
+        )
+        return 1
     else:
-        name = args.attributor
-        predictions = attribute(tables["runs"], tables["steps"], name, args.seed)
+        predictions = attribute(tables["runs"], tables["steps"], name, args.seed, tables["labels"])
     out = write_table(predictions, PREDICTIONS, Path(args.data) / "predictions" / f"{name}.parquet")
     print(
         f"{name}: {predictions.height} predictions "
@@ -162,12 +187,33 @@ def attribute_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tracer_predictions(
+    runs: pl.DataFrame, steps: pl.DataFrame, model_path: str | None
+) -> pl.DataFrame:
+    """tracer-lite's predictions with a fitted model: `model_path`, else the pipeline's."""
+    # deferred: a subcommand loads only the code it runs (numpy model code)
+    from whowhen.attribution.tracer import TracerModel, predict
+
+    path = Path(model_path) if model_path else PIPELINE_MODEL
+    if not path.is_file():
+        raise WhowhenError(
+            "no fitted tracer-lite model here: run the pipeline (snakemake), or "
+            "`whowhen fit DATASET -o MODEL`, and pass --model MODEL",
+            path=str(path),
+        )
+    model = TracerModel.load(path)
+    if not model.n_train_runs:
+        raise WhowhenError("this tracer-lite model was fitted on no run", path=str(path))
+    return predict(model, runs, steps)
+
+
 def _attribute_llm(
     args: argparse.Namespace, tables: dict[str, pl.DataFrame]
 ) -> tuple[pl.DataFrame, str]:
     import re
 
     # deferred: a subcommand loads only the code it runs (startup ~1 s, not ~4 s)
+    import whowhen.registry  # noqa: F401  registers scripted/standin, the offline stand-in
     from whowhen.attribution.llm import LLMAttributor
     from whowhen.attribution.llm_protocols import attribute_llm
     from whowhen.models import make_runner
@@ -199,57 +245,6 @@ def _attribute_llm(
     return predictions, name
 
 
-SCORING_NOTE = {
-    "exact": "exact match",
-    "substring": "the official Who&When scorer: substring match, first word of the agent",
-    "both": "exact; *_substring = the official Who&When scorer",
-}
-
-
-def score_cmd(args: argparse.Namespace) -> int:
-    # deferred: a subcommand loads only the code it runs (startup ~1 s, not ~4 s)
-    from whowhen.analysis import accuracy, random_expected
-    from whowhen.io import write_json
-
-    tables = _load(args.data)
-    pred_files = sorted((Path(args.data) / "predictions").glob("*.parquet"))
-    if not pred_files:
-        raise WhowhenError(
-            "no predictions yet: run `whowhen attribute` first",
-            path=str(Path(args.data) / "predictions"),
-        )
-    predictions = read_tables(pred_files, PREDICTIONS)
-    acc = accuracy(tables["labels"], predictions, tables["runs"], args.tolerance)
-    expected = random_expected(tables["labels"], tables["runs"], tables["steps"])
-    columns = ["attributor", "dataset", "n"]
-    if args.scoring in ("exact", "both"):
-        columns += ["agent_acc", "step_acc", "step_acc_pm1"]
-        if args.tolerance > 1:
-            columns.append("step_acc_pmk")
-    if args.scoring in ("substring", "both"):
-        columns += ["agent_acc_substring", "step_acc_substring"]
-    shown = (
-        acc.filter(pl.col("split") == "all")
-        .select(columns)
-        .rename({"step_acc_pmk": f"step_acc_pm{args.tolerance}"}, strict=False)
-    )
-    print(f"Attribution accuracy ({SCORING_NOTE[args.scoring]})")
-    print(format_table(shown))
-    print("\nRandom baseline, expected accuracy (analytic)")
-    print(format_table(expected.filter(pl.col("split") == "all").drop("split")))
-    out = Path(args.json) if args.json else Path(args.data) / "scores.json"
-    write_json(
-        out,
-        {
-            "accuracy": acc.to_dicts(),
-            "random_expected": expected.to_dicts(),
-            "tolerance": args.tolerance,
-        },
-    )
-    print(f"\nwrote {out}")
-    return 0
-
-
 def show_cmd(args: argparse.Namespace) -> int:
     # deferred: a subcommand loads only the code it runs (startup ~1 s, not ~4 s)
     from whowhen.trajectory import render_trajectory
@@ -279,16 +274,33 @@ def show_cmd(args: argparse.Namespace) -> int:
         elif not pred_files:
             pred_files = sorted((Path("results/predictions") / folder.name).glob("*.parquet"))
         preds = read_tables(pred_files, PREDICTIONS).filter(pl.col("run_id") == run["run_id"])
+        steps = tables["steps"].filter(pl.col("run_id") == run["run_id"])
         print(
             render_trajectory(
                 run,
-                tables["steps"].filter(pl.col("run_id") == run["run_id"]),
+                steps,
                 labels.row(0, named=True) if labels.height else None,
                 preds,
+                tool_speakers=_tool_speakers(folder, run, steps),
             )
         )
         return 0
     raise WhowhenError(f"run {args.run_id!r} not found in {', '.join(map(str, folders))}")
+
+
+def _tool_speakers(folder: Path, run: dict, steps: pl.DataFrame) -> list[str]:
+    """An import's tool-output speakers (its manifest's; for a Who&When import without
+    one, the speakers of this run's observations). Built data has none to name."""
+    import json
+
+    manifest = folder / "manifest.json"
+    if manifest.is_file():
+        data = json.loads(manifest.read_text())
+        return list(data.get("tool_speakers") or []) if isinstance(data, dict) else []
+    if run["benchmark"] != "who_and_when":
+        return []
+    seen = steps.filter(pl.col("kind") == "observation").sort("step")["actor"]
+    return list(dict.fromkeys(seen.to_list()))
 
 
 def check_config_cmd(args: argparse.Namespace) -> int:

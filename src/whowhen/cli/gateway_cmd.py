@@ -30,6 +30,7 @@ def exchange_record(exchange: Exchange) -> dict:
 
 
 def gateway_cmd(args: argparse.Namespace) -> int:
+    import whowhen.registry  # noqa: F401  registers scripted/standin, the offline stand-in
     from whowhen.models import make_client  # deferred: a subcommand loads what it runs
 
     registry = {args.model: {"base_url": args.base_url}} if args.base_url else {}

@@ -17,6 +17,7 @@ import polars as pl
 import pyarrow as pa
 
 from whowhen.errors import WhowhenError, preview
+from whowhen.io import write_json
 from whowhen.schema import LABELS, RUNS, STEPS, empty, to_arrow, write_table
 
 TABLE_SPECS = {"runs": RUNS, "steps": STEPS, "labels": LABELS}
@@ -41,6 +42,8 @@ class ImportResult:
         default_factory=lambda: {name: [] for name in TABLE_SPECS}
     )
     errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # kept records' doubtful labels
+    info: dict[str, Any] = field(default_factory=dict)  # how it was read, for the manifest
 
     def add(
         self,
@@ -97,6 +100,24 @@ class ImportResult:
             name: write_table(frame, TABLE_SPECS[name], out_dir / f"{name}.parquet")
             for name, frame in self.tables().items()
         }
+
+    def manifest(self, fmt: str) -> dict[str, Any]:
+        """What was imported and how: runs per subset, skipped records, label warnings,
+        and the format's settings (Who&When's tool speakers, which `show` names)."""
+        runs = self.tables()["runs"]
+        counts = runs.group_by("subset").len().sort("subset", nulls_last=True).rows()
+        return {
+            "format": fmt,
+            **self.info,
+            "runs": self.n_runs,
+            "subsets": {"(none)" if s is None else s: n for s, n in counts},
+            "skipped": len(self.errors),
+            "label_warnings": len(self.warnings),
+        }
+
+    def write_manifest(self, path: str | Path, fmt: str) -> Path:
+        """`manifest.json` (sorted keys, nothing run-dependent): same input, same bytes."""
+        return write_json(path, self.manifest(fmt))
 
 
 _NOT_REGULAR = (

@@ -10,7 +10,7 @@ from typing import Any
 from whowhen.errors import WhowhenError
 from whowhen.imports.common import ImportResult
 from whowhen.imports.generic import import_generic
-from whowhen.imports.who_and_when import import_who_and_when
+from whowhen.imports.who_and_when import TOOL_SPEAKERS, import_who_and_when
 from whowhen.io import write_json
 from whowhen.schema import LABELS, RUNS, read_table
 
@@ -21,7 +21,10 @@ def import_dataset(spec: dict[str, Any], root: str | Path = ".") -> ImportResult
     """Import one `imports:` entry of the config."""
     path = Path(root) / spec["path"]
     if spec["format"] == "who_and_when":
-        return import_who_and_when(path)
+        speakers = spec.get("tool_speakers")
+        return import_who_and_when(
+            path, spec.get("subset"), TOOL_SPEAKERS if speakers is None else speakers
+        )
     if spec["format"] in ("jsonl", "parquet"):
         return import_generic(
             path,
@@ -42,16 +45,18 @@ def stage(params: dict, inputs: object, outputs: dict, wildcards: dict) -> None:
             spec["name"],
             spec["path"],
         )
-        ImportResult().write(Path(outputs["runs"]).parent)
+        _write(ImportResult(), spec, outputs)
         return
     result = import_dataset(spec)
     for error in result.errors:
         log.warning("skipped: %s", error)
+    for warning in result.warnings:
+        log.warning("label: %s", warning)
     if result.n_runs == 0:
         raise WhowhenError(
             f"nothing imported ({len(result.errors)} bad records)", path=params["spec"]["path"]
         )
-    paths = result.write(Path(outputs["runs"]).parent)
+    paths = _write(result, spec, outputs)
     log.info(
         "imported %s: %d runs, %d skipped -> %s",
         params["spec"]["name"],
@@ -59,6 +64,15 @@ def stage(params: dict, inputs: object, outputs: dict, wildcards: dict) -> None:
         len(result.errors),
         paths["runs"].parent,
     )
+
+
+def _write(result: ImportResult, spec: dict[str, Any], outputs: dict) -> dict[str, Path]:
+    """The tables, and `manifest.json` beside them where the rule declares it (a workflow
+    parsed before it was declared runs on without one)."""
+    paths = result.write(Path(outputs["runs"]).parent)
+    if "manifest" in outputs:
+        paths["manifest"] = result.write_manifest(outputs["manifest"], spec["format"])
+    return paths
 
 
 def manifest_stage(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> None:

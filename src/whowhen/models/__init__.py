@@ -18,6 +18,7 @@ from whowhen.models.batch import BatchRunner
 from whowhen.models.cache import ResponseCache
 from whowhen.models.client import ClientStats, ModelClient
 from whowhen.models.errors import ProviderError
+from whowhen.models.prices import DEFAULT_PRICES, prices_path
 from whowhen.models.provider import Provider, ProviderKind, known, provider_kind, register
 from whowhen.models.spec import ModelSpec, PriceTable, load_prices, parse_model
 from whowhen.models.types import (
@@ -32,6 +33,7 @@ from whowhen.models.types import (
 )
 
 __all__ = [
+    "DEFAULT_PRICES",
     "BatchRunner",
     "ChatRequest",
     "ChatResult",
@@ -54,13 +56,14 @@ __all__ = [
     "make_client",
     "make_runner",
     "parse_model",
+    "prices_path",
     "provider_kind",
     "register",
 ]
 
 LLM_DEFAULTS: dict[str, Any] = {
     "cache_dir": ".cache/whowhen/responses",
-    "prices": "config/prices.yaml",
+    "prices": None,  # the packaged table (whowhen/data/prices.yaml)
     "max_concurrency": 16,
     "max_retries": 4,
     "timeout_s": 60.0,
@@ -83,7 +86,7 @@ def make_client(
     cache = ResponseCache(Path(root) / cfg["cache_dir"]) if cfg["cache_dir"] else None
     return ModelClient(
         spec,
-        load_prices(Path(root) / cfg["prices"]),
+        load_prices(prices_path(cfg["prices"], root)),
         cache,
         max_concurrency=cfg["max_concurrency"],
         max_retries=cfg["max_retries"],

@@ -16,7 +16,7 @@ Usage is counted as the HTTP test server counts it, so both report the same figu
 input tokens = max(1, characters // 4) of the prompt text (every message's text parts
 joined by newlines) plus `IMAGE_TOKENS` per image part; output tokens = max(1,
 characters // 4) of the answer; no cached tokens (there is no prefix cache to hit).
-Cost then comes from `config/prices.yaml` like any other model's.
+Cost then comes from the price table (`whowhen/data/prices.yaml`) like any other model's.
 """
 
 from __future__ import annotations

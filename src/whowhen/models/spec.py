@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from whowhen.errors import WhowhenError
+from whowhen.models.prices import DEFAULT_PRICES
 from whowhen.models.provider import ModelSpec, known, provider_kind
 from whowhen.models.types import Usage
 
@@ -90,8 +91,9 @@ class PriceTable:
         ) / 1e6
 
 
-def load_prices(path: str | Path) -> PriceTable:
-    path = Path(path)
+def load_prices(path: str | Path | None = None) -> PriceTable:
+    """The price table at `path`; the packaged one (`DEFAULT_PRICES`) when None."""
+    path = DEFAULT_PRICES if path is None else Path(path)
     if not path.exists():
         raise WhowhenError("price table not found", path=str(path))
     data = yaml.safe_load(path.read_text()) or {}

@@ -1,0 +1,68 @@
+"""The report's section on imported (real) datasets: every attributor's exact step and agent
+accuracy with Wilson 95% intervals, beside the uniform random baseline's analytic
+expectation on the same items. This is where what was learned on built data meets real
+failures, so each dataset gets its own table and nothing is pooled with built items."""
+
+from __future__ import annotations
+
+import html
+
+import polars as pl
+
+from whowhen.analysis.html import table_html
+from whowhen.analysis.report import with_interval
+
+RANDOM_ROW = "random (analytic expectation)"
+
+
+def imported_table(accuracy: pl.DataFrame, expected: pl.DataFrame, dataset: str) -> pl.DataFrame:
+    """One imported dataset: a row per attributor, then random's expectation."""
+    rows = (
+        accuracy.filter((pl.col("dataset") == dataset) & (pl.col("split") == "all"))
+        .sort("attributor")
+        .select(
+            "attributor",
+            "n",
+            with_interval("step_acc"),
+            with_interval("agent_acc"),
+        )
+    )
+    chance = expected.filter((pl.col("dataset") == dataset) & (pl.col("split") == "all"))
+    random_row = chance.select(
+        pl.lit(RANDOM_ROW).alias("attributor"),
+        pl.col("n"),
+        pl.col("expected_step_acc")
+        .map_elements(lambda v: f"{v:.3f}", return_dtype=pl.String)
+        .alias("step_acc"),
+        pl.col("expected_agent_acc")
+        .map_elements(lambda v: f"{v:.3f}", return_dtype=pl.String)
+        .alias("agent_acc"),
+    )
+    return pl.concat([rows, random_row.cast(rows.schema)])
+
+
+def imported_html(
+    accuracy: pl.DataFrame, expected: pl.DataFrame, built_benchmarks: list[str]
+) -> list[str]:
+    """A table per imported dataset (none imported: no section)."""
+    names = sorted(
+        d
+        for d in set(accuracy["dataset"])
+        if d != "all" and d.split("/")[0] not in built_benchmarks
+    )
+    if not names:
+        return []
+    parts = [
+        "<h2>Imported datasets: attribution on real failures</h2>",
+        "<p class='note'>Every attributor on each imported dataset, all its labelled runs "
+        "(a missing prediction counts as wrong). Brackets: Wilson 95% intervals. The last "
+        "row is the uniform random baseline's analytic expectation over the same candidate "
+        "steps. tracer-lite was fitted on the built train split only: these items never "
+        "trained it.</p>",
+    ]
+    for name in names:
+        parts += [
+            f"<h3>{html.escape(name)}</h3>",
+            table_html(imported_table(accuracy, expected, name)),
+        ]
+    return parts
