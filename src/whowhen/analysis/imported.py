@@ -15,17 +15,41 @@ from whowhen.analysis.report import with_interval
 RANDOM_ROW = "random (analytic expectation)"
 
 
-def imported_table(accuracy: pl.DataFrame, expected: pl.DataFrame, dataset: str) -> pl.DataFrame:
-    """One imported dataset: a row per attributor, then random's expectation."""
-    rows = (
-        accuracy.filter((pl.col("dataset") == dataset) & (pl.col("split") == "all"))
-        .sort("attributor")
-        .select(
-            "attributor",
-            "n",
-            with_interval("step_acc"),
-            with_interval("agent_acc"),
-        )
+def answering(predictions: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
+    """(attributor, dataset) pairs with at least one usable prediction: the shortcut
+    predictors (fitted on a train split an import lacks) and the replay oracle (built runs
+    only) answer nothing on an import, and a row of zeros would read as a result."""
+    named = runs.select(
+        "run_id",
+        pl.when(pl.col("subset").is_null())
+        .then(pl.col("benchmark"))
+        .otherwise(pl.col("benchmark") + "/" + pl.col("subset"))
+        .alias("dataset"),
+    )
+    return (
+        predictions.filter(pl.col("parse_ok"))
+        .join(named, on="run_id")
+        .select("attributor", "dataset")
+        .unique()
+    )
+
+
+def imported_table(
+    accuracy: pl.DataFrame,
+    expected: pl.DataFrame,
+    dataset: str,
+    answered: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """One imported dataset: a row per attributor (those in `answered`, when given), then
+    random's expectation."""
+    rows = accuracy.filter((pl.col("dataset") == dataset) & (pl.col("split") == "all"))
+    if answered is not None:
+        rows = rows.join(answered, on=["attributor", "dataset"], how="semi")
+    rows = rows.sort("attributor").select(
+        "attributor",
+        "n",
+        with_interval("step_acc"),
+        with_interval("agent_acc"),
     )
     chance = expected.filter((pl.col("dataset") == dataset) & (pl.col("split") == "all"))
     random_row = chance.select(
@@ -42,9 +66,13 @@ def imported_table(accuracy: pl.DataFrame, expected: pl.DataFrame, dataset: str)
 
 
 def imported_html(
-    accuracy: pl.DataFrame, expected: pl.DataFrame, built_benchmarks: list[str]
+    accuracy: pl.DataFrame,
+    expected: pl.DataFrame,
+    built_benchmarks: list[str],
+    answered: pl.DataFrame | None = None,
 ) -> list[str]:
-    """A table per imported dataset (none imported: no section)."""
+    """A table per imported dataset (none imported: no section); `answered` (see
+    `answering`) leaves out the attributors that predicted nothing there."""
     names = sorted(
         d
         for d in set(accuracy["dataset"])
@@ -58,11 +86,13 @@ def imported_html(
         "(a missing prediction counts as wrong). Brackets: Wilson 95% intervals. The last "
         "row is the uniform random baseline's analytic expectation over the same candidate "
         "steps. tracer-lite was fitted on the built train split only: these items never "
-        "trained it.</p>",
+        "trained it. Attributors that cannot predict here (the shortcut predictors, fitted "
+        "on a train split an import lacks; the replay oracle, built runs only) are not "
+        "listed.</p>",
     ]
     for name in names:
         parts += [
             f"<h3>{html.escape(name)}</h3>",
-            table_html(imported_table(accuracy, expected, name)),
+            table_html(imported_table(accuracy, expected, name, answered)),
         ]
     return parts

@@ -24,7 +24,7 @@ from whowhen.analysis.feedback_analysis import FEEDBACK_TABLES, feedback_html, f
 from whowhen.analysis.feedback_analysis import FIGURES as FEEDBACK_FIGURES
 from whowhen.analysis.figures import accuracy_figure, modes_figure
 from whowhen.analysis.frameworks import frameworks_html, frameworks_table
-from whowhen.analysis.imported import imported_html
+from whowhen.analysis.imported import answering, imported_html
 from whowhen.analysis.items import scored_items
 from whowhen.analysis.played import played_html, played_table
 from whowhen.analysis.report import (
@@ -272,7 +272,9 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         + built
         + figures_html(figure, tables["cost_performance"], split, part="attribution")
         + learned_html(acc, sorted(set(built_runs["benchmark"])))
-        + imported_html(acc, expected, sorted(set(built_runs["benchmark"])))
+        + imported_html(
+            acc, expected, sorted(set(built_runs["benchmark"])), answering(predictions, runs)
+        )
         + metrics_html(breakdown, split=split)
         + [feedback_html(tables, figure)]
         + played_html(played_table(rollouts))
