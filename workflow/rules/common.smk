@@ -50,9 +50,11 @@ def import_spec(wildcards):
 
 
 def import_source(wildcards):
-    """The imported file or folder, when present (an optional one may be absent)."""
-    path = IMPORTS[wildcards.dataset]["path"]
-    return [path] if os.path.exists(path) else []
+    """The imported file or folder, and its labels and outcomes files, when present (an
+    optional import may be absent)."""
+    spec = IMPORTS[wildcards.dataset]
+    paths = [spec["path"], spec.get("labels"), spec.get("outcomes")]
+    return [p for p in paths if p and os.path.exists(p)]
 
 
 wildcard_constraints:

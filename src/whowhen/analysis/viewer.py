@@ -51,9 +51,11 @@ def dataset_of(run: dict[str, Any] | None, run_id: str, datasets: dict[str, str]
 def _cell(pred: dict[str, Any] | None, label: dict[str, Any]) -> str:
     if pred is None or (pred.get("agent") is None and pred.get("step") is None):
         return "<td class='none' title='no prediction'>-</td>"
+    tip = f"agent {pred.get('agent')} step {pred.get('step')}"
+    if label.get("decisive_step") is None:  # unlabelled: what it predicts, no verdict
+        return f"<td title='{esc(tip)}'>{esc(pred.get('step'))}</td>"
     agent_ok, step_ok = hits(pred, label)
     cls = "both" if agent_ok and step_ok else "part" if agent_ok or step_ok else "miss"
-    tip = f"agent {pred.get('agent')} step {pred.get('step')}"
     return (
         f"<td class='{cls}' title='{esc(tip)}'>{'✓' if agent_ok else '✗'}"
         f"{'✓' if step_ok else '✗'}</td>"
@@ -78,32 +80,35 @@ def index_html(rows: list[dict[str, Any]], attributors: list[str]) -> str:
     head = "".join(f"<th>{c}</th>" for c in cols) + "".join(
         f"<th class='attr'>{esc(a)}</th>" for a in attributors
     )
-    n = max(len(rows), 1)
+    labelled = [r for r in rows if r["label"].get("decisive_step") is not None]
+    n = max(len(labelled), 1)
     totals = ""
     for a in attributors:
-        scored = [hits(p, r["label"]) for r in rows if (p := r["preds"].get(a))]
+        scored = [hits(p, r["label"]) for r in labelled if (p := r["preds"].get(a))]
         agent, step = (100 * sum(h[i] for h in scored) / n for i in (0, 1))
         totals += f"<th class='rate'>A {agent:.0f}%<br>S {step:.0f}%</th>"
     body = []
     for r in rows:
         run, label = r["run"] or {}, r["label"]
         g = label["decisive_step"]
+        anchor, gold = (f"#step-{g}", esc(label["decisive_agent"])) if g is not None else ("", "")
         body.append(
-            f"<tr><td><a href='{r['page']}.html#step-{g}'>{esc(r['run_id'])}</a></td>"
+            f"<tr><td><a href='{r['page']}.html{anchor}'>{esc(r['run_id'])}</a></td>"
             f"<td>{esc(r['dataset'])}</td><td>{esc(run.get('benchmark'))}</td>"
             f"<td>{esc(run.get('system'))}</td><td>{esc(run.get('modality'))}</td>"
-            f"<td class='agent'>{esc(label['decisive_agent'])}</td><td>{g}</td>"
+            f"<td class='agent'>{gold or 'not labelled'}</td><td>{'' if g is None else g}</td>"
             + "".join(_cell(r["preds"].get(a), label) for a in attributors)
             + "</tr>"
         )
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>whowhen trajectories</title><style>{CSS}\n{_INDEX_CSS}</style></head><body>"
-        f"<h1>Labelled trajectories ({len(rows)})</h1><p class='note'>Per attributor: "
+        f"<h1>Trajectories ({len(labelled)} labelled of {len(rows)})</h1><p class='note'>"
+        "Per attributor: "
         "agent hit then step hit (exact), ✓✓ both, - no prediction. Links open the page at "
         "the gold decisive step.</p><input id='q' placeholder='filter rows (any text)'>"
-        f"<table><thead><tr>{head}</tr><tr><th colspan='7'>exact accuracy over these rows "
-        f"(every split): A agent, S step</th>{totals}"
+        f"<table><thead><tr>{head}</tr><tr><th colspan='7'>exact accuracy over the "
+        f"labelled rows (every split): A agent, S step</th>{totals}"
         f"</tr></thead><tbody>{''.join(body)}</tbody></table>"
         f"<script>{_INDEX_JS}</script></body></html>\n"
     )
@@ -142,6 +147,16 @@ def copy_media(refs: set[str], root: Path, dest: Path) -> MediaSizes:
     return sizes
 
 
+def with_unlabelled(labels: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
+    """`labels`, plus an empty label for every run that has none (imported traces and eval
+    logs come without): such a run still gets its page, with no gold step marked."""
+    todo = runs.filter(~pl.col("run_id").is_in(labels["run_id"].to_list())).select("run_id")
+    if todo.is_empty():
+        return labels
+    blank = todo.with_columns(pl.lit("not labelled").alias("reason"))
+    return pl.concat([labels, blank], how="diagonal_relaxed")
+
+
 def write_viewer(
     runs: pl.DataFrame,
     steps: pl.DataFrame,
@@ -151,7 +166,8 @@ def write_viewer(
     media_root: str | Path | None = None,
     datasets: dict[str, str] | None = None,
 ) -> list[Path]:
-    """Write `out_dir/<page_name>.html` per label, `out_dir/index.html` and `out_dir/media/`.
+    """Write `out_dir/<page_name>.html` per run (labelled or not), `out_dir/index.html` and
+    `out_dir/media/`.
 
     `media_root`: the media store (default: `whowhen.media.media_root()`); `datasets`: run_id
     -> dataset name for the index (default benchmark[/subset]). Returns the pages in name
@@ -160,7 +176,7 @@ def write_viewer(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     root = Path(media_root) if media_root is not None else media.media_root()
-    labelled = labels.sort("run_id")
+    labelled = with_unlabelled(labels, runs).sort("run_id")
     ids = labelled["run_id"].to_list()
     run_rows = {r["run_id"]: r for r in runs.filter(pl.col("run_id").is_in(ids)).to_dicts()}
     by_run: dict[str, list[dict[str, Any]]] = defaultdict(list)

@@ -145,6 +145,11 @@ def pred_marker(pred: dict[str, Any], label: dict[str, Any]) -> str:
     agent_ok, step_ok = hits(pred, label)
     name = pred["attributor"]
     tip = f"{name} predicts agent {pred.get('agent')} at step {pred.get('step')}"
+    if label.get("decisive_step") is None:  # an unlabelled run: a prediction, not a hit
+        return (
+            f'<span class="pred" data-attributor="{esc(name)}" title="{esc(tip)}">'
+            f"{esc(name)}: agent {esc(pred.get('agent'))}</span>"
+        )
     return (
         f'<span class="pred {grade(agent_ok, step_ok)}" '
         f'data-attributor="{esc(name)}" title="{esc(tip)}">{esc(name)}: '
@@ -229,6 +234,12 @@ def label_html(label: dict[str, Any], step_ids: set[int]) -> str:
     """The gold label; an injection's original and replacement action fold away (the
     replacement is what the gold step shows)."""
     g = label["decisive_step"]
+    if g is None:
+        return (
+            "<div><h2>Gold label</h2><p class='note'>Not labelled (imported without labels): "
+            "`whowhen review export --unlabelled` makes a sheet to label it, "
+            "`whowhen import ... --labels` joins the filled sheet.</p></div>"
+        )
     where = f'<a href="#step-{g}">step {g}</a>' if g in step_ids else f"step {g} (not found)"
     rows = [
         ("decisive agent", esc(label["decisive_agent"])),
@@ -297,7 +308,7 @@ def render_page(
         f"<meta name='viewport' content='width=device-width'><title>{esc(run_id)}</title>",
         f"<style>{CSS}</style></head><body>",
         "<nav class='bar'><a href='index.html'>← all trajectories</a>",
-        f"<a href='#step-{g}'>jump to gold step {g}</a>",
+        f"<a href='#step-{g}'>jump to gold step {g}</a>" if g is not None else "",
         "<label>highlight attributor <select id='attr'><option value=''>all</option>",
         f"{options}</select></label></nav>",
         f"<h1>{title}</h1><p class='note'>{meta}</p>",

@@ -2,6 +2,8 @@
 
 whowhen import who-and-when DIR -o OUT     import the public benchmark (one or both subsets)
 whowhen import jsonl FILE -o OUT           import your own logs through a field mapping
+whowhen import otel TRACES -o OUT          import OpenTelemetry traces (OpenInference, GenAI)
+whowhen import inspect LOG -o OUT          import Inspect AI eval logs (a file or a folder)
 whowhen export OUT -o DIR [--format hf]    write a dataset as Who&When JSON (or HF Parquet)
 whowhen export-training OUT -o DIR         SFT and RL (GRPO) JSONL of the train split
 whowhen review export OUT -o SHEET.csv     a stratified sample for human validation
@@ -111,6 +113,32 @@ def _add_import_parser(sub: argparse._SubParsersAction) -> None:
         )
         p.add_argument("--name", default="imported", help="dataset name (default: imported)")
         _import_options(p)
+    p = isub.add_parser(
+        "otel",
+        help="OpenTelemetry traces (OTLP JSON; OpenInference or GenAI conventions): a run "
+        "per trace",
+    )
+    p.add_argument("path", metavar="FILE|DIR", help="a trace file, or a folder of them")
+    p.add_argument(
+        "--agent-attribute",
+        metavar="KEY",
+        help="span attribute naming the agent, where neither agent spans nor "
+        "gen_ai.agent.name do (e.g. graph.node.name)",
+    )
+    p.add_argument(
+        "--success-attribute",
+        metavar="KEY",
+        help="span attribute saying whether the run succeeded (true/false, ok, 1, ...)",
+    )
+    p.add_argument(
+        "--outcomes",
+        metavar="FILE",
+        help="trace id -> success: a JSON object, or JSONL/CSV with trace_id and success",
+    )
+    _import_options(p)
+    p = isub.add_parser("inspect", help="Inspect AI eval logs (.eval or .json): a run per sample")
+    p.add_argument("path", metavar="LOG", help="one log file, or a folder of them")
+    _import_options(p)
     imp.set_defaults(func=commands.import_cmd)
 
 
@@ -170,6 +198,13 @@ def _add_review_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--out", required=True, metavar="SHEET.csv")
     p.add_argument("-n", type=int, default=60, help="about this many items (default 60)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--unlabelled",
+        action="store_true",
+        help="a sheet of runs without a label (imported traces, eval logs) to label: fill "
+        "labelled_agent and labelled_step, then `whowhen import ... --labels SHEET.csv` "
+        "(the default when the dataset has no label at all)",
+    )
     p.set_defaults(func=commands.review_export_cmd)
     p = review.add_parser("import", help="agreement figures from filled sheets")
     p.add_argument("sheets", nargs="+", metavar="SHEET.csv")
@@ -273,6 +308,12 @@ def _add_config_parsers(sub: argparse._SubParsersAction) -> None:
 
 def _import_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--out", required=True, metavar="OUT", help="output folder")
+    p.add_argument(
+        "--labels",
+        metavar="FILE",
+        help="join labels to runs that came without: CSV, JSONL or JSON rows of run_id (or "
+        "trace_id), agent, step, optional mode",
+    )
     p.add_argument(
         "--strict", action="store_true", help="exit 1 if any record could not be imported"
     )

@@ -47,19 +47,40 @@ def sample_items(labels: pl.DataFrame, runs: pl.DataFrame, n: int, seed: int) ->
     for bench, mode, size in strata.iter_rows():
         quota = max(1, round(n * size / total))
         ids = sorted(
-            items.filter((pl.col("benchmark") == bench) & (pl.col("mode") == mode))["run_id"]
+            items.filter((pl.col("benchmark") == bench) & pl.col("mode").eq_missing(pl.lit(mode)))[
+                "run_id"
+            ]
         )
         chosen += rng.sample(ids, min(quota, len(ids)))
     return items.filter(pl.col("run_id").is_in(chosen)).sort("benchmark", "mode", "run_id")
 
 
-def _trajectory(steps: pl.DataFrame, marked: int) -> str:
+def _trajectory(steps: pl.DataFrame, marked: int | None) -> str:
     lines = []
     for s in steps.sort("step").iter_rows(named=True):
         call = f" -> {s['tool']}({s['tool_args'] or ''})" if s["tool"] else ""
         mark = ">> " if s["step"] == marked else "   "
         lines.append(f"{mark}[{s['step']}] {s['actor']}: {s['content']}{call}")
     return "\n".join(lines)
+
+
+def unlabelled_items(labels: pl.DataFrame, runs: pl.DataFrame, n: int, seed: int) -> pl.DataFrame:
+    """About `n` runs that have no label (imported traces, eval logs), seeded, as items with
+    blank label columns: the reviewer fills in `labelled_agent` and `labelled_step`, and
+    `whowhen import ... --labels SHEET.csv` reads the filled sheet back."""
+    todo = runs.filter(~pl.col("run_id").is_in(labels["run_id"].to_list()))
+    ids = sorted(todo["run_id"])
+    chosen = random.Random(seed).sample(ids, min(n, len(ids)))
+    return (
+        todo.filter(pl.col("run_id").is_in(chosen))
+        .select("run_id", "benchmark", "system", "question")
+        .with_columns(
+            pl.lit(None, pl.String).alias("mode"),
+            pl.lit(None, pl.String).alias("decisive_agent"),
+            pl.lit(None, pl.Int64).alias("decisive_step"),
+        )
+        .sort("benchmark", "run_id")
+    )
 
 
 def export_sheet(
@@ -69,9 +90,14 @@ def export_sheet(
     path: str | Path,
     n: int = 60,
     seed: int = 0,
+    unlabelled: bool = False,
 ) -> int:
-    """Write the review sheet; returns the number of items."""
-    items = sample_items(labels, runs, n, seed)
+    """Write the review sheet; returns the number of items. `unlabelled`: a sheet of runs
+    without a label, for reviewers to label (`unlabelled_items`)."""
+    if unlabelled:
+        items = unlabelled_items(labels, runs, n, seed)
+    else:
+        items = sample_items(labels, runs, n, seed)
     with atomic_path(path) as tmp, open(tmp, "w", newline="") as handle:
         writer = csv.DictWriter(handle, SHEET_COLUMNS)
         writer.writeheader()

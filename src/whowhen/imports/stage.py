@@ -18,7 +18,17 @@ log = logging.getLogger(__name__)
 
 
 def import_dataset(spec: dict[str, Any], root: str | Path = ".") -> ImportResult:
-    """Import one `imports:` entry of the config."""
+    """Import one `imports:` entry of the config (with its labels file joined, if any)."""
+    result = _read(spec, root)
+    if spec.get("labels"):
+        # deferred: only an import with a labels file loads the joiner
+        from whowhen.imports.labels import attach_labels
+
+        attach_labels(result, Path(root) / spec["labels"])
+    return result
+
+
+def _read(spec: dict[str, Any], root: str | Path) -> ImportResult:
     path = Path(root) / spec["path"]
     if spec["format"] == "who_and_when":
         speakers = spec.get("tool_speakers")
@@ -33,6 +43,22 @@ def import_dataset(spec: dict[str, Any], root: str | Path = ".") -> ImportResult
             spec.get("fields"),
             spec["name"],
         )
+    if spec["format"] == "inspect":
+        # deferred: only an Inspect import loads the log reader (and inspect_ai)
+        from whowhen.imports.inspect_log import import_inspect
+
+        return import_inspect(path)
+    if spec["format"] == "otel":
+        # deferred: only a trace import loads the trace reader
+        from whowhen.imports.otel import OtelOptions, import_otel, load_outcomes
+
+        outcomes = spec.get("outcomes")
+        options = OtelOptions(
+            spec.get("agent_attribute"),
+            spec.get("success_attribute"),
+            load_outcomes(Path(root) / outcomes) if outcomes else {},
+        )
+        return import_otel(path, options)
     raise WhowhenError(f"unknown import format {spec['format']!r}", field="imports.format")
 
 

@@ -1,0 +1,241 @@
+"""Import OpenTelemetry traces of agent runs (OpenInference or GenAI conventions, OTLP
+JSON) as runs and steps: one run per trace id.
+
+Steps come in start-time order:
+- a model span gives the agent's *new* output messages (text: a message step; each tool
+  call: an action step) and, before them, the input messages no earlier span showed (the
+  task or a hand-off as `user` steps, a tool result as an observation of that tool);
+  the history a framework re-sends on every call is recognised and not repeated;
+- a tool span gives the tool's result as an observation (and the call itself as an action
+  when no model output issued it).
+The agent of a step is the nearest agent the span or its ancestors declare (agent spans,
+`gen_ai.agent.name`, or `agent_attribute`), else `assistant`. Success comes from
+`success_attribute` on the trace's spans, or an outcomes file (trace id -> success).
+Runs come without labels; `whowhen import ... --labels FILE` joins them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from whowhen.errors import WhowhenError
+from whowhen.imports.common import ImportResult, base_run, step_row
+from whowhen.imports.otel_messages import (
+    Message,
+    agent_name,
+    canonical,
+    is_model_span,
+    is_tool_span,
+    model_messages,
+    tool_execution,
+)
+from whowhen.imports.otlp import Span, read_spans, trace_files
+from whowhen.schema import canonical_json
+
+BENCHMARK = "otel"
+TRUE = ("true", "1", "ok", "success", "succeeded", "pass", "passed", "correct", "yes")
+
+
+@dataclass(frozen=True)
+class OtelOptions:
+    agent_attribute: str | None = None
+    success_attribute: str | None = None
+    outcomes: dict[str, bool] = field(default_factory=dict)
+
+
+@dataclass
+class _Trace:
+    """The steps of one trace as they are rebuilt."""
+
+    trace_id: str
+    spans: dict[str, Span]
+    options: OtelOptions
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+    calls: dict[str, str] = field(default_factory=dict)  # tool call id -> tool name
+    tokens: list[int] = field(default_factory=lambda: [0, 0])
+
+    def agent_of(self, span: Span) -> str:
+        current: Span | None = span
+        while current is not None:
+            name = agent_name(current, self.options.agent_attribute)
+            if name:
+                return name
+            current = self.spans.get(current.parent_id or "")
+        return "assistant"
+
+    def add(self, actor: str, content: str, **kw: Any) -> None:
+        self.steps.append(step_row(self.trace_id, len(self.steps), actor, content, **kw))
+
+    def model(self, span: Span) -> None:
+        inputs, outputs = model_messages(span)
+        agent = self.agent_of(span)
+        for m in inputs:  # system prompts and re-sent assistant turns are not steps
+            if not self._new(m):
+                continue
+            if m.role in ("user", "human"):
+                self.add("user", m.content, role=m.role)
+            elif m.role == "tool":
+                tool = self.calls.get(m.tool_call_id or "", m.name or "tool")
+                self.add(tool, m.content, role="tool", kind="observation")
+        n_in, n_out = _usage(span.attributes)
+        self.tokens[0] += n_in
+        self.tokens[1] += n_out
+        for k, m in enumerate(outputs):
+            usage = {"tokens_in": n_in, "tokens_out": n_out} if k == 0 else {}
+            if not m.tool_calls:
+                self._agent_step(agent, m.content, usage)
+            for j, call in enumerate(m.tool_calls):
+                if call.id:
+                    self.calls[call.id] = call.name
+                text = m.content if j == 0 else ""
+                self._agent_step(
+                    agent, text, usage if j == 0 else {}, call.name, canonical(call.arguments)
+                )
+
+    def _agent_step(
+        self,
+        agent: str,
+        content: str,
+        usage: dict[str, int],
+        tool: str | None = None,
+        args: str | None = None,
+    ) -> None:
+        kind = "action" if tool else "message"
+        self.add(agent, content, role="assistant", kind=kind, tool=tool, tool_args=args)
+        for key, value in usage.items():
+            self.steps[-1][key] = value
+
+    def _new(self, m: Message) -> bool:
+        """A message no earlier span showed (and remember it)."""
+        key = m.fingerprint()
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+    def tool(self, span: Span) -> None:
+        call_id, name, args, result = tool_execution(span)
+        if not (call_id and call_id in self.calls):
+            self.add(self.agent_of(span), "", kind="action", tool=name, tool_args=canonical(args))
+        self.add(name, result, role="tool", kind="observation")
+        self.seen.add(Message("tool", result, tool_call_id=call_id).fingerprint())
+
+
+def _usage(a: dict[str, Any]) -> tuple[int, int]:
+    n_in = a.get("gen_ai.usage.input_tokens", a.get("llm.token_count.prompt", 0))
+    n_out = a.get("gen_ai.usage.output_tokens", a.get("llm.token_count.completion", 0))
+    return int(n_in or 0), int(n_out or 0)
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or (not isinstance(value, bool) and str(value).strip().lower() in TRUE)
+
+
+def _success(trace: _Trace, spans: list[Span]) -> tuple[bool, str]:
+    """(success, where it came from)."""
+    key = trace.options.success_attribute
+    if trace.trace_id in trace.options.outcomes:
+        return trace.options.outcomes[trace.trace_id], "outcomes file"
+    for span in spans:
+        if key and key in span.attributes:
+            return _truthy(span.attributes[key]), f"attribute {key}"
+    roots = [s for s in spans if s.parent_id not in trace.spans]
+    if any(s.status_error for s in roots):
+        return False, "root span status ERROR"
+    return False, "unknown (no outcome given): imported as a failure"
+
+
+def build_run(
+    trace_id: str, spans: list[Span], options: OtelOptions, errors: list[str]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One trace -> (run row, step rows); a span that cannot be read is one error line."""
+    trace = _Trace(trace_id, {s.span_id: s for s in spans}, options)
+    ordered = sorted(spans, key=lambda s: (s.start, s.end, s.span_id))
+    for span in ordered:
+        try:
+            if is_model_span(span):
+                trace.model(span)
+            elif is_tool_span(span):
+                trace.tool(span)
+        except (ValueError, TypeError) as exc:
+            errors.append(
+                str(WhowhenError(str(exc), path=span.source, record=f"span {span.span_id}"))
+            )
+    success, why = _success(trace, ordered)
+    agents = {
+        s["actor"] for s in trace.steps if s["kind"] != "observation" and s["actor"] != "user"
+    }
+    service = str(ordered[0].resource.get("service.name", "")) if ordered else ""
+    service = "" if service.startswith("unknown_service") else service
+    question = next((s["content"] for s in trace.steps if s["actor"] == "user"), None)
+    final = next((s["content"] for s in reversed(trace.steps) if s["actor"] in agents), None)
+    run = base_run(
+        trace_id,
+        BENCHMARK,
+        trace_id,
+        service or "otel",
+        "multi" if len(agents) > 1 else "single",
+        subset=service or None,
+        question=question,
+        success=success,
+        score=float(success),
+        final_answer=final,
+        n_steps=len(trace.steps),
+        tokens_in=trace.tokens[0],
+        tokens_out=trace.tokens[1],
+        meta=canonical_json({"spans": len(spans), "success_from": why}),
+    )
+    return run, trace.steps
+
+
+def import_otel(path: str | Path, options: OtelOptions | None = None) -> ImportResult:
+    """Every trace in FILE or DIR's trace files: one run per trace id."""
+    options = options or OtelOptions()
+    result = ImportResult()
+    errors: list[str] = []
+    by_trace: dict[str, list[Span]] = {}
+    for file in trace_files(Path(path)):
+        for span in read_spans(file, errors):
+            by_trace.setdefault(span.trace_id, []).append(span)
+    for trace_id in sorted(by_trace):
+        run, steps = build_run(trace_id, by_trace[trace_id], options, errors)
+        if not steps:
+            errors.append(f"trace {trace_id}: no model or tool span with messages: not imported")
+            continue
+        result.add(run, steps, None, by_trace[trace_id][0].source, f"trace {trace_id}")
+    for error in errors:
+        result.fail(error)
+    return result
+
+
+def load_outcomes(path: str | Path) -> dict[str, bool]:
+    """An outcomes file: JSON object {trace id: success}, or JSON Lines / CSV rows with
+    `trace_id` (or `run_id`) and `success`."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        return {str(k): _truthy(v) for k, v in data.items()}
+    rows = (
+        [json.loads(line) for line in text.splitlines() if line.strip()]
+        if text.lstrip().startswith("{")
+        else list(csv.DictReader(io.StringIO(text)))
+    )
+    out = {}
+    for k, row in enumerate(rows):
+        key = row.get("trace_id") or row.get("run_id")
+        if key is None or "success" not in row:
+            raise WhowhenError(
+                "needs trace_id (or run_id) and success", path=str(path), record=str(k + 1)
+            )
+        out[str(key)] = _truthy(row["success"])
+    return out

@@ -1,0 +1,160 @@
+"""Real traces for the OpenTelemetry importer's tests: a two-agent run made with the
+`openai` client against the test server, its model calls instrumented by a real
+instrumentation (OpenInference's, or the official GenAI one), its agent and tool spans
+made by the application as agent frameworks make them, exported as OTLP JSON.
+
+`two_agent_run` returns what the agents did, recorded by the application itself, so a
+test can compare the imported steps with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import openai
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from whowhen.standin.server import Behaviour, TestServer
+from whowhen.tracing import OtlpJsonFileExporter
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "add",
+            "description": "Add two numbers.",
+            "parameters": {
+                "type": "object",
+                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            },
+        },
+    }
+]
+
+
+def responder(prompt: str, schema: dict[str, Any] | None) -> str:
+    """The two agents' model: the researcher calls `add`, then reports; the writer answers."""
+    if "You are the writer" in prompt:
+        return "Final answer: 5"
+    if "I will add them." in prompt:  # the tool call is in the history: report the result
+        return "The sum is 5."
+    return 'I will add them.\nAction: add({"a": 2, "b": 3})'
+
+
+@contextmanager
+def instrumented(convention: str) -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
+    """A tracer provider whose OpenAI calls are instrumented with `convention`
+    (`openinference` or `genai`), spans kept in memory."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    if convention == "openinference":
+        from openinference.instrumentation.openai import OpenAIInstrumentor
+    else:
+        os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
+        os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
+        from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+    instrumentor = OpenAIInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        yield provider, exporter
+    finally:
+        instrumentor.uninstrument()
+
+
+def _agent_span(tracer: Any, convention: str, name: str) -> Any:
+    if convention == "openinference":
+        attrs = {"openinference.span.kind": "AGENT", "agent.name": name}
+        return tracer.start_as_current_span(name, attributes=attrs)
+    attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name}
+    return tracer.start_as_current_span(f"invoke_agent {name}", attributes=attrs)
+
+
+def _tool_span(tracer: Any, convention: str, call: Any, result: str) -> None:
+    if convention == "openinference":
+        attrs = {
+            "openinference.span.kind": "TOOL",
+            "tool.name": call.function.name,
+            "input.value": call.function.arguments,
+            "output.value": result,
+            "tool_call.id": call.id,
+        }
+    else:
+        attrs = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.function.name,
+            "gen_ai.tool.call.id": call.id,
+            "gen_ai.tool.call.arguments": call.function.arguments,
+            "gen_ai.tool.call.result": result,
+        }
+    with tracer.start_as_current_span(f"execute_tool {call.function.name}", attributes=attrs):
+        pass
+
+
+def two_agent_run(
+    convention: str, out: Path, success: bool = False, tool_spans: bool = True
+) -> list[tuple]:
+    """Run the two agents once, write the trace as OTLP JSON (hex ids, as the collector's
+    file exporter writes) to `out`, and return the steps as (actor, kind, content, tool,
+    args) in the order they happened. `tool_spans=False`: the application does not trace
+    its tool, whose result then shows only in the next model call's input."""
+    did: list[tuple] = []
+    with (
+        instrumented(convention) as (provider, exporter),
+        TestServer(Behaviour(responder=responder)) as srv,
+    ):
+        tracer = provider.get_tracer("two-agent-app")
+        client = openai.OpenAI(base_url=srv.url + "/v1", api_key="test", max_retries=0)
+        with tracer.start_as_current_span("run", attributes={"app.success": success}):
+            with _agent_span(tracer, convention, "researcher"):
+                task = "Add 2 and 3."
+                did.append(("user", "message", task, None, None))
+                msgs: list[Any] = [
+                    {"role": "system", "content": "You are the researcher."},
+                    {"role": "user", "content": task},
+                ]
+                reply = client.chat.completions.create(model="mock", messages=msgs, tools=TOOLS)
+                message = reply.choices[0].message
+                call = message.tool_calls[0]
+                args = json.loads(call.function.arguments)
+                did.append(("researcher", "action", message.content, "add", args))
+                result = str(args["a"] + args["b"])
+                if tool_spans:
+                    _tool_span(tracer, convention, call, result)
+                did.append(("add", "observation", result, None, None))
+                msgs += [
+                    message.model_dump(exclude_none=True),
+                    {"role": "tool", "tool_call_id": call.id, "content": result},
+                ]
+                reply = client.chat.completions.create(model="mock", messages=msgs, tools=TOOLS)
+                report = reply.choices[0].message.content
+                did.append(("researcher", "message", report, None, None))
+            with _agent_span(tracer, convention, "writer"):
+                handoff = f"Researcher says: {report}"
+                did.append(("user", "message", handoff, None, None))
+                reply = client.chat.completions.create(
+                    model="mock",
+                    messages=[
+                        {"role": "system", "content": "You are the writer."},
+                        {"role": "user", "content": handoff},
+                    ],
+                )
+                did.append(("writer", "message", reply.choices[0].message.content, None, None))
+        provider.force_flush()
+        spans = exporter.get_finished_spans()
+    write_otlp_json(spans, out)
+    return did
+
+
+def write_otlp_json(spans: Any, out: Path) -> Path:
+    """OTLP JSON as the collector's file exporter writes it, by the package's exporter."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    OtlpJsonFileExporter(out).export(spans)
+    return out
