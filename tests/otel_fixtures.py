@@ -4,13 +4,18 @@ instrumentation (OpenInference's, or the official GenAI one), its agent and tool
 made by the application as agent frameworks make them, exported as OTLP JSON.
 
 `two_agent_run` returns what the agents did, recorded by the application itself, so a
-test can compare the imported steps with it.
+test can compare the imported steps with it. The runs happen in a child process, one per
+convention (every variant a test asks for at once), cached: an instrumentor patches the
+`openai` module for the whole process, and not every one undoes it cleanly.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,12 +56,15 @@ def responder(prompt: str, schema: dict[str, Any] | None) -> str:
 @contextmanager
 def instrumented(convention: str) -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
     """A tracer provider whose OpenAI calls are instrumented with `convention`
-    (`openinference` or `genai`), spans kept in memory."""
+    (`openinference`, `genai`: the official GenAI instrumentation, or `openllmetry`), spans
+    kept in memory."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     if convention == "openinference":
         from openinference.instrumentation.openai import OpenAIInstrumentor
+    elif convention == "openllmetry":  # Traceloop's; it writes the GenAI attributes too
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor
     else:
         os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
         os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
@@ -98,7 +106,41 @@ def _tool_span(tracer: Any, convention: str, call: Any, result: str) -> None:
         pass
 
 
+VARIANTS = ((False, True), (False, False), (True, True))
+"""(success, tool_spans) of the runs made per convention."""
+_CACHE: dict[str, dict[str, Any]] = {}
+
+
 def two_agent_run(
+    convention: str, out: Path, success: bool = False, tool_spans: bool = True
+) -> list[tuple]:
+    """A run of `convention` and variant, its trace written to `out` (see `_run_here`)."""
+    if convention not in _CACHE:
+        code = f"from tests.otel_fixtures import _child; _child({convention!r})"
+        root = Path(__file__).resolve().parents[1]
+        proc = subprocess.run(
+            [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        _CACHE[convention] = json.loads(proc.stdout.strip().splitlines()[-1])
+    made = _CACHE[convention][f"{success}-{tool_spans}"]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(made["trace"])
+    return [tuple(step) for step in made["did"]]
+
+
+def _child(convention: str) -> None:
+    """In the child process: every variant, printed as one JSON line."""
+    made = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for success, tool_spans in VARIANTS:
+            out = Path(tmp) / f"{success}-{tool_spans}.json"
+            did = _run_here(convention, out, success, tool_spans)
+            made[f"{success}-{tool_spans}"] = {"trace": out.read_text(), "did": did}
+    print(json.dumps(made))
+
+
+def _run_here(
     convention: str, out: Path, success: bool = False, tool_spans: bool = True
 ) -> list[tuple]:
     """Run the two agents once, write the trace as OTLP JSON (hex ids, as the collector's

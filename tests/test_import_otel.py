@@ -20,7 +20,7 @@ from whowhen.schema import PREDICTIONS, read_table
 from .conftest import ROOT
 from .otel_fixtures import two_agent_run
 
-CONVENTIONS = ("openinference", "genai")
+CONVENTIONS = ("openinference", "genai", "openllmetry")
 
 
 def _steps(result) -> list[tuple]:
@@ -205,3 +205,35 @@ def test_a_config_import_of_traces_with_labels(tmp_path: Path) -> None:
     tables = result.tables()
     assert tables["labels"]["decisive_step"].to_list() == [1]
     assert tables["runs"]["success"].to_list() == [False]
+
+
+def test_the_indexed_genai_form_of_older_openllmetry() -> None:
+    """Older OpenLLMetry releases spread messages over indexed keys; today's write the
+    GenAI JSON form (tested above with the real instrumentation). This span's attributes
+    are copied from such a release's output."""
+    from whowhen.imports.otel_messages import model_messages
+    from whowhen.imports.otlp import Span
+
+    attrs = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.prompt.0.role": "system",
+        "gen_ai.prompt.0.content": "You are the researcher.",
+        "gen_ai.prompt.1.role": "user",
+        "gen_ai.prompt.1.content": "Add 2 and 3.",
+        "gen_ai.completion.0.role": "assistant",
+        "gen_ai.completion.0.content": "I will add them.",
+        "gen_ai.completion.0.tool_calls.0.id": "call_0",
+        "gen_ai.completion.0.tool_calls.0.name": "add",
+        "gen_ai.completion.0.tool_calls.0.arguments": '{"a": 2, "b": 3}',
+    }
+    span = Span("ab" * 16, "cd" * 8, None, "openai.chat", 1, 2, attrs)
+    inputs, outputs = model_messages(span)
+    assert [(m.role, m.content) for m in inputs] == [
+        ("system", "You are the researcher."),
+        ("user", "Add 2 and 3."),
+    ]
+    (out,) = outputs
+    assert out.content == "I will add them."
+    assert [(c.id, c.name, c.arguments) for c in out.tool_calls] == [
+        ("call_0", "add", '{"a": 2, "b": 3}')
+    ]
