@@ -200,3 +200,61 @@ def write_otlp_json(spans: Any, out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     OtlpJsonFileExporter(out).export(spans)
     return out
+
+
+def smolagents_run(out: Path) -> tuple[str, list[tuple]]:
+    """A smolagents `ToolCallingAgent` (a real agent framework) solving a sum with an `add`
+    tool against the test server, traced by OpenInference's smolagents instrumentation, in
+    a child process. Returns (the task, the steps the agent's own memory holds after the
+    task: per action step its tool calls, then each call's observation)."""
+    code = "from tests.otel_fixtures import _smolagents_child; _smolagents_child()"
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    made = json.loads(proc.stdout.strip().splitlines()[-1])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(made["trace"])
+    return made["task"], [tuple(step) for step in made["did"]]
+
+
+def _smol_responder(prompt: str, schema: dict[str, Any] | None) -> str:
+    if "5" in prompt.split("Add 2 and 3.")[-1]:  # the observation is in the history
+        return 'The sum is 5.\nAction: final_answer({"answer": "5"})'
+    return 'I will add them.\nAction: add({"a": 2, "b": 3})'
+
+
+def _smolagents_child() -> None:
+    from openinference.instrumentation.smolagents import SmolagentsInstrumentor
+    from smolagents import OpenAIModel, ToolCallingAgent, tool
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers.
+
+        Args:
+            a: the first number
+            b: the second number
+        """
+        return a + b
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    SmolagentsInstrumentor().instrument(tracer_provider=provider)
+    task = "Add 2 and 3."
+    with TestServer(Behaviour(responder=_smol_responder)) as srv:
+        model = OpenAIModel(model_id="mock", api_base=srv.url + "/v1", api_key="test")
+        agent = ToolCallingAgent(tools=[add], model=model, max_steps=4, verbosity_level=0)
+        agent.run(task)
+    did = []
+    for step in agent.memory.steps:
+        for k, call in enumerate(getattr(step, "tool_calls", None) or []):
+            text = (step.model_output_message.content or "") if k == 0 else ""
+            did.append(("ToolCallingAgent", "action", text, call.name, call.arguments))
+            did.append((call.name, "observation", str(step.observations), None, None))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "trace.json"
+        write_otlp_json(exporter.get_finished_spans(), out)
+        print(json.dumps({"task": task, "did": did, "trace": out.read_text()}))

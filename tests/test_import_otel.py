@@ -18,7 +18,7 @@ from whowhen.imports.otel import OtelOptions, import_otel, load_outcomes
 from whowhen.schema import PREDICTIONS, read_table
 
 from .conftest import ROOT
-from .otel_fixtures import two_agent_run
+from .otel_fixtures import smolagents_run, two_agent_run
 
 CONVENTIONS = ("openinference", "genai", "openllmetry")
 
@@ -51,6 +51,19 @@ def test_the_imported_steps_are_what_the_agents_did(
     assert run["topology"] == "multi" and run["n_steps"] == len(did)
     assert run["tokens_in"] > 0 and run["tokens_out"] > 0  # usage from the model spans
     assert len(run["run_id"]) == 32  # the trace id, as the user's tracing UI shows it
+
+
+def test_a_real_frameworks_trace_imports_as_its_memory_says(tmp_path: Path) -> None:
+    """smolagents traced by OpenInference's smolagents instrumentation (agent, chain, LLM
+    and tool spans; tool spans without call ids; the tool's schema in `tool.parameters`):
+    the steps are the agent's own memory, the task first."""
+    task, did = smolagents_run(tmp_path / "t" / "run.json")
+    result = import_otel(tmp_path / "t")
+    assert result.errors == []
+    steps = _steps(result)
+    assert steps[0][:2] == ("user", "message") and steps[0][2].endswith(task)
+    assert steps[1:] == did  # the calls with their arguments, each observation after it
+    assert len(did) == 4
 
 
 def test_success_from_an_attribute_or_an_outcomes_file(tmp_path: Path) -> None:

@@ -58,6 +58,7 @@ class _Trace:
     steps: list[dict[str, Any]] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
     calls: dict[str, str] = field(default_factory=dict)  # tool call id -> tool name
+    pending: list[tuple[str | None, str]] = field(default_factory=list)  # issued, not run
     tokens: list[int] = field(default_factory=lambda: [0, 0])
 
     def agent_of(self, span: Span) -> str:
@@ -93,6 +94,7 @@ class _Trace:
             for j, call in enumerate(m.tool_calls):
                 if call.id:
                     self.calls[call.id] = call.name
+                self.pending.append((call.id, call.name))
                 text = m.content if j == 0 else ""
                 self._agent_step(
                     agent, text, usage if j == 0 else {}, call.name, canonical(call.arguments)
@@ -111,6 +113,13 @@ class _Trace:
         for key, value in usage.items():
             self.steps[-1][key] = value
 
+    def _issued(self, call_id: str | None, name: str) -> bool:
+        """Whether a model output issued this tool execution (then consumed)."""
+        k = _issued_index(self.pending, call_id, name)
+        if k >= 0:
+            del self.pending[k]
+        return k >= 0
+
     def _new(self, m: Message) -> bool:
         """A message no earlier span showed (and remember it)."""
         key = m.fingerprint()
@@ -121,10 +130,20 @@ class _Trace:
 
     def tool(self, span: Span) -> None:
         call_id, name, args, result = tool_execution(span)
-        if not (call_id and call_id in self.calls):
+        if not self._issued(call_id, name):  # the application called it, no model output
             self.add(self.agent_of(span), "", kind="action", tool=name, tool_args=canonical(args))
         self.add(name, result, role="tool", kind="observation")
         self.seen.add(Message("tool", result, tool_call_id=call_id).fingerprint())
+
+
+def _issued_index(pending: list[tuple[str | None, str]], call_id: str | None, name: str) -> int:
+    """The earliest issued, not yet run call this execution answers: the same id when
+    the span has one, else the same tool name (ids are not unique across calls: a
+    server may number each response's calls from 0)."""
+    for k, (issued_id, issued_name) in enumerate(pending):
+        if issued_name == name and (call_id is None or issued_id in (None, call_id)):
+            return k
+    return -1
 
 
 def _usage(a: dict[str, Any]) -> tuple[int, int]:

@@ -80,7 +80,7 @@ def agent_name(span: Span, extra_key: str | None = None) -> str | None:
         if key and isinstance(a.get(key), str) and a[key]:
             return a[key]
     if a.get("openinference.span.kind") == "AGENT":
-        return span.name or None
+        return agent_span_name(span.name) or None
     if a.get("gen_ai.operation.name") in AGENT_OPERATIONS:
         return span.name.removeprefix("invoke_agent ").strip() or None
     return None
@@ -176,12 +176,36 @@ def _message(fields: dict[str, Any]) -> Message:
 
 
 def tool_execution(span: Span) -> tuple[str | None, str, Any, str]:
-    """(call id, tool name, arguments, result text) of a tool span."""
+    """(call id, tool name, arguments, result text) of a tool span. OpenInference's
+    `tool.parameters` is the tool's schema, not the call: the call is `input.value`
+    (smolagents wraps it as {"args": [...], "kwargs": {...}})."""
     a = span.attributes
     name = a.get("gen_ai.tool.name") or a.get("tool.name") or span.name
     name = str(name).removeprefix("execute_tool ").strip()
-    args = a.get("gen_ai.tool.call.arguments", a.get("tool.parameters", a.get("input.value")))
+    args = _call_arguments(a.get("gen_ai.tool.call.arguments", a.get("input.value")))
     result = a.get("gen_ai.tool.call.result", a.get("output.value", ""))
     call_id = a.get("gen_ai.tool.call.id") or a.get("tool_call.id") or a.get("tool.id")
     text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
     return (str(call_id) if call_id else None), name, args, text
+
+
+def _call_arguments(value: Any) -> Any:
+    """A tool call's arguments; a {"args": [], "kwargs": {...}} wrapper is unwrapped."""
+    parsed = value
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value
+    if isinstance(parsed, dict) and set(parsed) >= {"args", "kwargs"} and not parsed["args"]:
+        return parsed["kwargs"]
+    return parsed
+
+
+_METHOD = re.compile(r"\.(?:run|arun|invoke|ainvoke|__call__|execute)$")
+
+
+def agent_span_name(name: str) -> str:
+    """'ToolCallingAgent.run' -> 'ToolCallingAgent': an agent span named after the
+    method that runs the agent (smolagents) names the agent by its class."""
+    return _METHOD.sub("", name)
