@@ -80,6 +80,9 @@ def test_success_from_an_attribute_or_an_outcomes_file(tmp_path: Path) -> None:
     outcomes = tmp_path / "outcomes.csv"
     outcomes.write_text(f"trace_id,success\n{ids[0]},true\n{ids[1]},false\n")
     assert load_outcomes(outcomes) == {ids[0]: True, ids[1]: False}
+    one_row = tmp_path / "outcomes.jsonl"  # one JSONL row is a row, not a {trace: success} map
+    one_row.write_text(json.dumps({"trace_id": ids[0], "success": "ok"}) + "\n")
+    assert load_outcomes(one_row) == {ids[0]: True}
     by_file = import_otel(tmp_path / "t", OtelOptions(outcomes=load_outcomes(outcomes)))
     assert by_file.tables()["runs"].sort("run_id")["success"].to_list() == [
         ids[0] < ids[1],

@@ -10,6 +10,7 @@ import html
 import polars as pl
 
 from whowhen.analysis.html import table_html
+from whowhen.analysis.items import dataset_name
 from whowhen.analysis.report import with_interval
 
 RANDOM_ROW = "random (analytic expectation)"
@@ -21,10 +22,7 @@ def answering(predictions: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     only) answer nothing on an import, and a row of zeros would read as a result."""
     named = runs.select(
         "run_id",
-        pl.when(pl.col("subset").is_null())
-        .then(pl.col("benchmark"))
-        .otherwise(pl.col("benchmark") + "/" + pl.col("subset"))
-        .alias("dataset"),
+        dataset_name(),
     )
     return (
         predictions.filter(pl.col("parse_ok"))

@@ -37,6 +37,16 @@ ITEM_KEYS = (
 """`category` is the run's task category; `mode` and `mode_category` are the gold label's."""
 
 
+def dataset_name() -> pl.Expr:
+    """`benchmark[/subset]` of a runs row, as the SQL tables name datasets."""
+    return (
+        pl.when(pl.col("subset").is_null())
+        .then(pl.col("benchmark"))
+        .otherwise(pl.col("benchmark") + "/" + pl.col("subset"))
+        .alias("dataset")
+    )
+
+
 def length_bin(n: pl.Expr, edges: Sequence[int] = LENGTH_EDGES) -> pl.Expr:
     """Bin label of an agent-step count: edges (1, 5, 10, 20) give 1-4, 5-9, 10-19, 20+."""
     if not edges or any(b <= a for a, b in pairwise(edges)) or edges[0] < 1:
@@ -83,10 +93,7 @@ def _gold(
     n_agent = agent_steps(steps).group_by("run_id").agg(pl.len().cast(pl.Int64).alias("n_agent"))
     run_cols = runs.select(
         "run_id",
-        pl.when(pl.col("subset").is_null())
-        .then(pl.col("benchmark"))
-        .otherwise(pl.col("benchmark") + "/" + pl.col("subset"))
-        .alias("dataset"),
+        dataset_name(),
         "benchmark",
         "modality",
         "category",

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from whowhen.attribution.heuristics import (
     has_error,
-    is_agent,
     numbers,
     payload,
     prose,
@@ -147,7 +146,3 @@ def _final_values(rows: list[dict], cand_index: list[int], nums: list[frozenset[
     """The values the run ends on: those of its last two agent steps that state any."""
     stating = [i for i in cand_index if nums[i]][-2:]
     return {v for i in stating for v in nums[i] if salient(v)}
-
-
-def is_candidate(row: dict) -> bool:
-    return is_agent(row["kind"], row["actor"])

@@ -8,7 +8,6 @@ on both sides of a fold, which would leak the task's answer into the score.
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 
 import polars as pl
 
@@ -68,7 +67,7 @@ def cross_validate(
     for f in sorted(set(folds.values())):
         held = fold_col.filter(pl.col("fold") == f)
         train = fold_col.filter(pl.col("fold") != f).with_columns(pl.lit("train").alias("split"))
-        model = fit(runs, steps, train.drop("fold"), replace(config))
+        model = fit(runs, steps, train.drop("fold"), config)
         preds = predict(model, runs.filter(pl.col("run_id").is_in(held["run_id"].to_list())), steps)
         parts.append(
             held.select("run_id", "fold", "decisive_agent", "decisive_step").join(

@@ -58,13 +58,13 @@ def fit_cmd(args: argparse.Namespace) -> int:
 def cv_table(oof: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     """Step and agent accuracy with Wilson 95% intervals beside random's expectation, per
     dataset (benchmark/subset) and over all when there are several."""
+    # deferred: a subcommand loads only the code it runs
+    from whowhen.analysis.items import dataset_name
+
     named = oof.join(
         runs.select(
             "run_id",
-            pl.when(pl.col("subset").is_null())
-            .then(pl.col("benchmark"))
-            .otherwise(pl.col("benchmark") + "/" + pl.col("subset"))
-            .alias("dataset"),
+            dataset_name(),
         ),
         on="run_id",
     )

@@ -18,7 +18,7 @@ from whowhen.imports.common import ImportResult, label_row
 from whowhen.schema import LABELS, to_arrow
 
 
-def read_label_rows(path: str | Path) -> list[dict[str, Any]]:
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
     """The file's rows as dicts (CSV by its header, JSON list, or JSON Lines)."""
     path = Path(path)
     try:
@@ -53,7 +53,7 @@ def attach_labels(result: ImportResult, path: str | Path) -> int:
     speaker = {(r, s): a for r, s, a in steps.select("run_id", "step", "actor").iter_rows()}
     kind = {(r, s): k for r, s, k in steps.select("run_id", "step", "kind").iter_rows()}
     rows, done = [], set()
-    for k, raw in enumerate(read_label_rows(path), 1):
+    for k, raw in enumerate(read_rows(path), 1):
         raw = _from_sheet(raw)
         if raw is None:  # a review sheet's row nobody has labelled yet
             continue

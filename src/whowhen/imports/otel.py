@@ -16,8 +16,6 @@ Runs come without labels; `whowhen import ... --labels FILE` joins them.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +23,7 @@ from typing import Any
 
 from whowhen.errors import WhowhenError
 from whowhen.imports.common import ImportResult, base_run, step_row
+from whowhen.imports.labels import read_rows
 from whowhen.imports.otel_messages import (
     Message,
     agent_name,
@@ -234,27 +233,20 @@ def import_otel(path: str | Path, options: OtelOptions | None = None) -> ImportR
 
 
 def load_outcomes(path: str | Path) -> dict[str, bool]:
-    """An outcomes file: JSON object {trace id: success}, or JSON Lines / CSV rows with
-    `trace_id` (or `run_id`) and `success`."""
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    """An outcomes file: a JSON object {trace id: success}, or rows (CSV, JSONL, a JSON
+    list: `labels.read_rows`) with `trace_id` (or `run_id`) and `success`."""
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         data = None
-    if isinstance(data, dict):
+    if isinstance(data, dict) and not {"trace_id", "run_id"} & set(data):
         return {str(k): _truthy(v) for k, v in data.items()}
-    rows = (
-        [json.loads(line) for line in text.splitlines() if line.strip()]
-        if text.lstrip().startswith("{")
-        else list(csv.DictReader(io.StringIO(text)))
-    )
     out = {}
-    for k, row in enumerate(rows):
+    for k, row in enumerate(read_rows(path), 1):
         key = row.get("trace_id") or row.get("run_id")
         if key is None or "success" not in row:
             raise WhowhenError(
-                "needs trace_id (or run_id) and success", path=str(path), record=str(k + 1)
+                "needs trace_id (or run_id) and success", path=str(path), record=str(k)
             )
         out[str(key)] = _truthy(row["success"])
     return out
