@@ -34,3 +34,27 @@ def preview(value: object, limit: int = 80, *, quote: bool = True) -> str:
         return text
     size = len(value) if isinstance(value, str) else len(text)
     return f"{text[:limit]}…({size} chars)"
+
+
+INFRA_PREFIX = "infra_error"
+"""How a run's `end_reason` starts when the infrastructure, not the agent, failed."""
+
+
+class InfraError(WhowhenError):
+    """The infrastructure failed, not the agent: a tool or sandbox that did not start, a
+    worker that died, a gateway without an answer, a provider error after retries.
+
+    Why a type of its own: a run that meets one ends `infra_error: <reason>` and is kept
+    out of natural failures, replay, taxonomy, injection, the dataset and feedback. An
+    agent failure is a label; a broken installation is not, and counting it as one would
+    teach attributors to blame agents for outages."""
+
+
+def infra_reason(reason: str) -> str:
+    """The `end_reason` of a run stopped by an infrastructure failure."""
+    return f"{INFRA_PREFIX}: {reason}"
+
+
+def is_infra(end_reason: str | None) -> bool:
+    """Whether a run's `end_reason` records an infrastructure failure."""
+    return bool(end_reason) and str(end_reason).startswith(INFRA_PREFIX)
