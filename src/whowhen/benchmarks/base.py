@@ -81,6 +81,10 @@ def _no_config_check(cfg: Mapping[str, Any]) -> list[tuple[str, str]]:
     return []
 
 
+def _no_preflight() -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Benchmark:
     """Everything the pipeline needs of one benchmark, in one record.
@@ -93,7 +97,9 @@ class Benchmark:
     operators to; `config_schema` is the JSON Schema of its config section, `check_config`
     what a schema cannot check. `examples` (system -> a short worked run, as Steps) is
     shown to a model playing the system, in its turn format: small models follow an
-    example far better than a description."""
+    example far better than a description. `preflight` starts the benchmark's own tool
+    environments once (the SQL worker, say) and raises `InfraError` naming what did not
+    start: a broken installation stops a shard in seconds, before any run is recorded."""
 
     name: str
     modality: str
@@ -108,12 +114,13 @@ class Benchmark:
     config_schema: Mapping[str, Any] = field(default_factory=lambda: DEFAULT_CONFIG_SCHEMA)
     check_config: ConfigCheck = _no_config_check
     examples: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    preflight: Callable[[], None] = _no_preflight
 
     @classmethod
     def from_modules(cls, tasks: ModuleType, env: ModuleType, *agents: ModuleType) -> Benchmark:
         """The record of a package laid out the usual way: `tasks` (BENCHMARK, MODALITY,
         CATEGORY, make_tasks, and optionally CONFIG_SCHEMA and check_config), `env` (Env,
-        TOOL_SPECS) and the modules holding POLICIES, OPERATORS, PROMPTS and EXAMPLES (each
+        TOOL_SPECS, and optionally preflight) and the modules holding POLICIES, OPERATORS, PROMPTS and EXAMPLES (each
         may be absent)."""
 
         def table(name: str) -> dict[str, Any]:
@@ -133,6 +140,7 @@ class Benchmark:
             getattr(tasks, "CONFIG_SCHEMA", DEFAULT_CONFIG_SCHEMA),
             getattr(tasks, "check_config", _no_config_check),
             table("EXAMPLES"),
+            getattr(env, "preflight", _no_preflight),
         )
 
 
