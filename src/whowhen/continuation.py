@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from whowhen.continuation_checks import Shard, compare_rerollout, controls_pass, sampled
-from whowhen.errors import WhowhenError
+from whowhen.errors import WhowhenError, is_infra
 from whowhen.frameworks.stage import FrameworkShard, framework_warm_start, is_framework
 from whowhen.registry import (
     LLM_SYSTEMS,
@@ -32,6 +32,7 @@ from whowhen.runtime import (
     WarmStartResult,
     warm_start,
 )
+from whowhen.runtime.infra import check_infra_share
 from whowhen.runtime.parallel import in_parallel
 from whowhen.runtime.records import by_run, run_row, step_rows, steps_from_frame
 from whowhen.schema import (
@@ -313,7 +314,8 @@ def _record_outcome(record: dict[str, Any], result: WarmStartResult) -> bool:
         prefix_exact=fid.exact,
         first_mismatch_step=fid.first_mismatch_step,
     )
-    if not fid.exact or episode.verdict is None or episode.end_reason.startswith("error"):
+    failed = is_infra(episode.end_reason) or episode.end_reason.startswith("error")
+    if failed or not fid.exact or episode.verdict is None:
         record["reason"] = episode.end_reason
         return False
     success = episode.verdict.success
@@ -411,5 +413,9 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         ),
         exchanges=read_table(inputs["exchanges"], EXCHANGES),
     )
+    reasons = tables["continuations"]["reason"]
+    limit = params["rollouts"]["max_infra_share"]
+    where = f"continuation {wildcards['benchmark']}/{wildcards['system']}"
+    check_infra_share(reasons.to_list(), reasons.len(), limit, where)
     for name, spec in SHARD_TABLES.items():
         write_table(tables[name], spec, outputs[name])

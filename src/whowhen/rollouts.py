@@ -19,8 +19,10 @@ from whowhen.registry import (
     pair_tools,
 )
 from whowhen.runtime import AgentSystem, run_episode
+from whowhen.runtime.infra import check_infra_share, split_infra
 from whowhen.runtime.parallel import in_parallel
 from whowhen.runtime.records import run_row, step_rows
+from whowhen.sandbox.run import ensure_available
 from whowhen.schema import EXCHANGES, RUNS, SLIPS, STEPS, empty, stable_id, to_arrow, write_table
 
 log = logging.getLogger(__name__)
@@ -158,10 +160,31 @@ def _rollout_tables(
     )
 
 
+def start_tools(benchmark: str, bench_cfg: dict[str, Any]) -> None:
+    """Start every tool environment of `benchmark` once (the sandbox every environment's
+    `run_python` uses, then the benchmark's own, e.g. the SQL worker): a broken
+    installation stops the shard in seconds with its cause, not after every run failed."""
+    ensure_available()
+    get_benchmark(benchmark, bench_cfg).preflight()
+
+
+def set_apart_infra(
+    runs: pl.DataFrame, steps: pl.DataFrame, limit: float, where: str
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """(runs, steps, infra): the runs an infrastructure failure stopped leave the shard's
+    runs and steps for a table of their own; more than `limit` of them fail the shard."""
+    kept, infra = split_infra(runs)
+    check_infra_share(runs["end_reason"].to_list(), runs.height, limit, where)
+    if infra.height:
+        steps = steps.filter(~pl.col("run_id").is_in(infra["run_id"].to_list()))
+    return kept, steps, infra
+
+
 def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
     """Snakemake edge: one (benchmark, system) shard."""
     media_root().mkdir(parents=True, exist_ok=True)  # a DVC output even for text-only runs
     benchmark, system = wildcards["benchmark"], wildcards["system"]
+    start_tools(benchmark, params["bench"])
     client = _client_for(system, params)
     slips, exchanges = empty(SLIPS), empty(EXCHANGES)
     if is_framework(system):
@@ -182,6 +205,11 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         )
     if client is not None:
         log.info("model calls: %s", client.stats.as_dict())
+    where = f"rollouts {benchmark}/{system}"
+    runs, steps, infra = set_apart_infra(runs, steps, params["rollouts"]["max_infra_share"], where)
+    if infra.height:
+        slips = slips.filter(~pl.col("run_id").is_in(infra["run_id"].to_list()))
+    write_table(infra, RUNS, outputs["infra"])
     write_table(runs, RUNS, outputs["runs"])
     write_table(steps, STEPS, outputs["steps"])
     write_table(slips, SLIPS, outputs["slips"])

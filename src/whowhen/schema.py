@@ -230,7 +230,7 @@ EXCHANGES = TableSpec(
 what a warm start replays and checks call by call. Empty for the other systems."""
 
 
-PROBE_OUTCOMES = ("flipped", "still_failed", "fidelity_error", "error")
+PROBE_OUTCOMES = ("flipped", "still_failed", "fidelity_error", "infra_error", "error")
 PROBES = TableSpec(
     "probes",
     pa.schema(
@@ -257,7 +257,13 @@ PROBES = TableSpec(
 policy's action for the same visible history, warm-started and run to the end. Cost:
 the continuation's length, the prefix steps re-executed and any model spend."""
 
-REPLAY_STATUSES = ("decisive", "no_single_decisive_step", "fidelity_error", "skipped")
+REPLAY_STATUSES = (
+    "decisive",
+    "no_single_decisive_step",
+    "fidelity_error",
+    "infra_error",
+    "skipped",
+)
 DECISIVE = TableSpec(
     "decisive",
     pa.schema(

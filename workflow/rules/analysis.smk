@@ -20,6 +20,7 @@ rule analysis:
         predictions=rules.attribution_all.input.predictions,
         feedback=feedback_paths("attempts"),  # [] when config `feedback` selects no pair
         rollouts=shard_paths("results/rollouts/{benchmark}/{system}/runs.parquet"),
+        infra=shard_paths("results/rollouts/{benchmark}/{system}/infra.parquet"),
     output:
         metrics="results/metrics.json",
         accuracy="results/analysis/accuracy.csv",
@@ -28,6 +29,7 @@ rule analysis:
         breakdown="results/analysis/attribution_metrics.csv",
         timing="results/analysis/timing.csv",  # wall-clock latency: differs on every run
         frameworks="results/analysis/frameworks.csv",  # header only without framework systems
+        infra="results/analysis/infra.csv",  # runs an infrastructure failure stopped
         plot_accuracy="results/analysis/plots/step_accuracy.csv",
         plot_cost="results/analysis/plots/cost_performance.csv",
         **{f"table_{name}": f"results/analysis/tables/{name}.parquet" for name in TABLES},

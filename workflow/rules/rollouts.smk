@@ -7,6 +7,7 @@ rule rollouts:
         steps="results/rollouts/{benchmark}/{system}/steps.parquet",
         slips="results/rollouts/{benchmark}/{system}/slips.parquet",
         exchanges="results/rollouts/{benchmark}/{system}/exchanges.parquet",
+        infra="results/rollouts/{benchmark}/{system}/infra.parquet",
     params:
         bench=bench_config,
         seed=config["seed"],

@@ -20,6 +20,7 @@ from typing import Any
 
 from whowhen.agents import protocol
 from whowhen.agents.scripted import addressee
+from whowhen.errors import InfraError
 from whowhen.models import ChatRequest, Message, Settings
 from whowhen.runtime import Action, Step
 from whowhen.runtime.episode import EndRun
@@ -119,7 +120,7 @@ class ModelTeam:
         )
         result = client.complete([request])[0]
         if not result.ok:
-            raise RuntimeError(f"model call failed: {result.error}")
+            raise InfraError(f"model call failed after retries: {result.error}")
         cost = StepCost(result.usage.input_tokens, result.usage.output_tokens,
                         result.cost_usd, round(result.latency_s, 6))  # fmt: skip
         read = protocol.parse_json_turn if json_turns else protocol.parse_turn

@@ -24,6 +24,7 @@ import seaborn as sns
 from whowhen.analysis.figures import empty_figure, interval_err, save_figure
 from whowhen.analysis.html import caption, image_html, table_html
 from whowhen.analysis.scores import run_sql
+from whowhen.runtime.infra import infra_mask
 
 FEEDBACK_TABLES = ("feedback_rounds", "feedback_accuracy")
 """SQL file names under `sql/`, and the names of the tables and figures built from them."""
@@ -35,7 +36,9 @@ POOLED = "all"
 
 def feedback_tables(attempts: pl.DataFrame) -> dict[str, pl.DataFrame]:
     """Every table in `FEEDBACK_TABLES`, keyed by name. `attempts`: whowhen.schema.FEEDBACK
-    rows of every feedback shard (possibly none)."""
+    rows of every feedback shard (possibly none). Reruns an infrastructure failure stopped
+    are neither solved nor unsolved: they are left out (the report counts them apart)."""
+    attempts = attempts.filter(~infra_mask())
     return {name: run_sql(name, {"attempts": attempts}) for name in FEEDBACK_TABLES}
 
 

@@ -25,6 +25,7 @@ from whowhen.analysis.feedback_analysis import FIGURES as FEEDBACK_FIGURES
 from whowhen.analysis.figures import accuracy_figure, modes_figure
 from whowhen.analysis.frameworks import frameworks_html, frameworks_table
 from whowhen.analysis.imported import answering, imported_html
+from whowhen.analysis.infra import infra_html, infra_table
 from whowhen.analysis.items import scored_items
 from whowhen.analysis.played import played_html, played_table
 from whowhen.analysis.report import (
@@ -257,6 +258,12 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     rollouts = read_tables(list(inputs.get("rollouts", [])), RUNS)
     frameworks = frameworks_table(rollouts, continuations)
     write_text(outputs["frameworks"], frameworks.write_csv(float_precision=6))
+    infra = infra_table(
+        read_tables(list(inputs.get("infra", [])), RUNS),
+        continuations,
+        read_tables(list(inputs.get("feedback", [])), FEEDBACK),
+    )
+    write_text(outputs["infra"], infra.write_csv())
 
     log.info("figures: %d", len(FIGURES))
     figure = {name: outputs[f"figure_{name}"] for name in FIGURES}
@@ -279,6 +286,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         + [feedback_html(tables, figure)]
         + played_html(played_table(rollouts))
         + frameworks_html(frameworks)
+        + infra_html(infra)
         + trajectories_html(items, runs, split)
     )
     report = render_report(

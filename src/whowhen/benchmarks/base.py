@@ -120,8 +120,8 @@ class Benchmark:
     def from_modules(cls, tasks: ModuleType, env: ModuleType, *agents: ModuleType) -> Benchmark:
         """The record of a package laid out the usual way: `tasks` (BENCHMARK, MODALITY,
         CATEGORY, make_tasks, and optionally CONFIG_SCHEMA and check_config), `env` (Env,
-        TOOL_SPECS, and optionally preflight) and the modules holding POLICIES, OPERATORS, PROMPTS and EXAMPLES (each
-        may be absent)."""
+        TOOL_SPECS, and optionally preflight) and the modules holding POLICIES, OPERATORS,
+        PROMPTS and EXAMPLES (each may be absent)."""
 
         def table(name: str) -> dict[str, Any]:
             return next((getattr(m, name) for m in agents if hasattr(m, name)), {})

@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from whowhen.attribution.factory import Attributor
+from whowhen.errors import is_infra
 from whowhen.feedback.attempts import Attempt, Setting, attempt_frames, play
 from whowhen.feedback.gold import Gold, gold_of
 from whowhen.feedback.sources import Feedback, give_feedback
@@ -36,6 +37,9 @@ class Context:
     attributors: dict[str, Attributor] = field(default_factory=dict)
     max_probes: int = 20
     replay_max_steps: int = 80
+    infra: list[str] = field(default_factory=list)
+    """The end reasons of reruns an infrastructure failure stopped: their attempt rows say
+    so (`end_reason`), their runs and steps are not kept, and no later round retries them."""
     _gold: dict[str, Gold] = field(default_factory=dict)
 
     def round_seed(self, round_: int) -> int:
@@ -94,8 +98,11 @@ def run_feedback(
                 child = play(
                     s, parent.task, seeds, messages, source=source, round_=round_, parent=parent
                 )
-                made.append(child)
                 rows.append(_row(ctx, source, round_, parent, child, fb))
+                if is_infra(child.row["end_reason"]):  # an outage: neither solved nor not,
+                    ctx.infra.append(child.row["end_reason"])  # its attempt row says so
+                    continue
+                made.append(child)
                 if not child.row["success"]:
                     still.append(child)
             progress(
@@ -103,9 +110,9 @@ def run_feedback(
                 f"{len(pending) - len(still)} of {len(pending)} solved"
             )
             pending = still
-    if not made:
+    if not rows:
         return empty(FEEDBACK), empty(RUNS), empty(STEPS)
-    runs, steps = attempt_frames(made, stripped=False)
+    runs, steps = attempt_frames(made, stripped=False) if made else (empty(RUNS), empty(STEPS))
     return pl.from_arrow(to_arrow(rows, FEEDBACK)), runs, steps
 
 

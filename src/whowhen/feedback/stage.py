@@ -13,6 +13,7 @@ from whowhen.feedback.attempts import Setting
 from whowhen.feedback.loop import Context, originals, run_feedback
 from whowhen.io import write_json
 from whowhen.registry import LLM_SYSTEMS, agent_client, get_benchmark
+from whowhen.runtime.infra import check_infra_share
 from whowhen.schema import FEEDBACK, RUNS, STEPS, read_table, write_table
 
 log = logging.getLogger("whowhen.feedback")
@@ -71,6 +72,8 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         ", ".join(ctx.sources),
     )
     attempts, runs, steps = run_feedback(ctx, failed)
+    limit = params["rollouts"]["max_infra_share"]
+    check_infra_share(ctx.infra, attempts.height, limit, f"feedback {benchmark}/{system}")
     if client is not None:
         log.info("model calls (agent): %s", client.stats.as_dict())
     final = attempts.group_by("source").agg(pl.col("task_id").filter(pl.col("success")).n_unique())

@@ -15,9 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from whowhen.errors import InfraError, infra_reason
 from whowhen.frameworks.record import Recorder, native_message, tool_call_actions
 from whowhen.gateway.server import Gateway
-from whowhen.gateway.session import FidelityError, Forward, Plan, Session
+from whowhen.gateway.session import Answer, FidelityError, Forward, ForwardError, Plan, Session
 from whowhen.runtime import Action, Environment, Episode, Step
 
 
@@ -85,13 +86,31 @@ def run_framework(
     """Run `adapter`'s framework on `env`'s task behind `gateway`: a recording, or with
     `plan` a replay with an injection. Whatever the framework raises ends the run with
     a reason (a fidelity error names the first differing field); the run is evaluated as
-    it stands."""
+    it stands. A model call the gateway could not forward, a tool environment that did
+    not start, or a gateway the framework could not reach ends it `infra_error: ...`, even
+    where the framework caught the error and went on: its run is not the agents' doing."""
     recorder = Recorder(env, adapter.read)
-    session = Session(run_id, forward, plan, listener=recorder.on_answer)
+    outages: list[str] = []
+
+    def watched(request: dict[str, Any], agent: str) -> Answer:
+        try:
+            return forward(request, agent)
+        except ForwardError as exc:
+            outages.append(f"the model did not answer through the gateway ({exc})")
+            raise
+
+    def call_tool(name: str, args: dict[str, Any]) -> str:
+        try:
+            return recorder.call_tool(name, args)
+        except InfraError as exc:
+            outages.append(str(exc))
+            raise
+
+    session = Session(run_id, watched, plan, listener=recorder.on_answer)
     gateway.open(session)
     task = FrameworkTask(
         recorder.history[0].content, tools, prompts,
-        lambda agent: gateway.base_url(run_id, agent), recorder.call_tool,
+        lambda agent: gateway.base_url(run_id, agent), call_tool,
         lambda: env.done, max_turns, lambda: recorder.history,
     )  # fmt: skip
     episode = recorder.episode
@@ -102,8 +121,32 @@ def run_framework(
         episode.end_reason = _reason(exc, session)
     finally:
         gateway.close_run(run_id)
-    episode.verdict = env.evaluate()
+    if outages:
+        episode.end_reason = infra_reason(outages[0])
+    try:
+        episode.verdict = env.evaluate()
+    except InfraError as exc:
+        episode.end_reason, episode.verdict = infra_reason(str(exc)), None
     return FrameworkRun(episode, session)
+
+
+_UNREACHABLE = frozenset(
+    {"APIConnectionError", "APITimeoutError", "ConnectError", "ConnectTimeout", "ReadTimeout"}
+)
+"""Exceptions (by class name: each framework wraps its HTTP client's) that say the
+framework could not reach the gateway at all."""
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """Whether `exc`, or an exception it was raised from, is a connection failure."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if type(cur).__name__ in _UNREACHABLE:
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
 
 
 def _reason(exc: Exception, session: Session) -> str:
@@ -111,4 +154,6 @@ def _reason(exc: Exception, session: Session) -> str:
         return f"fidelity: {session.failure}"
     if isinstance(exc, FidelityError):
         return f"fidelity: {exc}"
+    if isinstance(exc, InfraError) or _unreachable(exc):
+        return infra_reason(f"{type(exc).__name__}: {str(exc)[:300]}")
     return f"error: {type(exc).__name__}: {str(exc)[:300]}"

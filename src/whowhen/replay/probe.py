@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from whowhen.errors import is_infra
 from whowhen.runtime import Action, AgentSystem, Environment, Step, WarmStartResult, warm_start
 
 
@@ -26,7 +27,7 @@ from whowhen.runtime import Action, AgentSystem, Environment, Step, WarmStartRes
 class Probe:
     step: int
     agent: str
-    outcome: str  # flipped | still_failed | fidelity_error | error
+    outcome: str  # flipped | still_failed | fidelity_error | infra_error | error
     recorded: Action
     corrected: Action
     n_steps: int
@@ -39,7 +40,7 @@ class Probe:
 
 @dataclass(frozen=True)
 class Replay:
-    status: str  # decisive | no_single_decisive_step | fidelity_error
+    status: str  # decisive | no_single_decisive_step | fidelity_error | infra_error
     reason: str | None
     probes: tuple[Probe, ...]
 
@@ -78,6 +79,8 @@ def replay_run(
         result = warm_start(make_env(), make_agent(), recorded, t, corrected, max_steps)
         probe = _probe(t, step, corrected, result)
         probes.append(probe)
+        if probe.outcome == "infra_error":  # an outage decides nothing about the step
+            return Replay("infra_error", probe.end_reason, tuple(probes))
         if probe.outcome == "fidelity_error":
             return Replay(
                 "fidelity_error",
@@ -95,7 +98,9 @@ def _probe(t: int, step: Step, corrected: Action, result: WarmStartResult) -> Pr
     episode = result.episode
     after = episode.history[t:]
     outcome = (
-        "fidelity_error"
+        "infra_error"
+        if is_infra(episode.end_reason)
+        else "fidelity_error"
         if not result.fidelity.exact
         else "flipped"
         if episode.verdict is not None and episode.verdict.success

@@ -14,6 +14,7 @@ from whowhen.registry import MODEL_SYSTEMS, get_benchmark, make_system
 from whowhen.replay.classify import classify, describe
 from whowhen.replay.probe import Probe, Replay, probe_rows, replay_run
 from whowhen.runtime import Step
+from whowhen.runtime.infra import check_infra_share
 from whowhen.runtime.records import steps_from_frame
 from whowhen.schema import DECISIVE, PROBES, RUNS, STEPS, read_table, to_arrow, write_table
 
@@ -148,7 +149,10 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         params["replay"]["max_steps"],
         slip_kind=params["rollouts"].get("slips", "natural"),
     )
+    where = f"replay {wildcards['benchmark']}/{wildcards['system']}"
     counts = decisive["status"].value_counts(sort=True).rows()
-    log.info("replay %s/%s: %s", wildcards["benchmark"], wildcards["system"], dict(counts))
+    log.info("%s: %s", where, dict(counts))
+    infra = decisive.filter(pl.col("status") == "infra_error")["reason"].to_list()
+    check_infra_share(infra, decisive.height, params["rollouts"]["max_infra_share"], where)
     write_table(probes, PROBES, outputs["probes"])
     write_table(decisive, DECISIVE, outputs["decisive"])

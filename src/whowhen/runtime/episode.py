@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from whowhen.errors import InfraError, infra_reason
 from whowhen.runtime.interfaces import AgentSystem, Environment, Verdict
 from whowhen.runtime.types import Action, Step
 from whowhen.schema import FEEDBACK_ACTOR
@@ -62,7 +63,9 @@ def continue_episode(
     """Let the policy act until the environment is done or the step budget is spent.
 
     A policy that raises ends the episode with `end_reason='error: ...'` instead of
-    taking the whole stage down: one bad run never loses the others.
+    taking the whole stage down: one bad run never loses the others. An `InfraError` (from
+    the policy's model or from a tool) ends it `infra_error: ...`: the infrastructure
+    failed, and no later stage may count the run as the agents' failure.
     """
     while not env.done:
         if len(episode.history) >= max_steps:
@@ -73,13 +76,23 @@ def continue_episode(
         except EndRun as exc:
             episode.end_reason = str(exc)
             break
+        except InfraError as exc:
+            episode.end_reason = infra_reason(str(exc))
+            break
         except Exception as exc:  # a policy bug is a per-run failure, recorded
             episode.end_reason = f"error: policy raised {type(exc).__name__}: {exc}"
             break
-        episode.apply(env, action)
+        try:
+            episode.apply(env, action)
+        except InfraError as exc:
+            episode.end_reason = infra_reason(str(exc))
+            break
     else:
         episode.end_reason = "done"
-    episode.verdict = env.evaluate()
+    try:
+        episode.verdict = env.evaluate()
+    except InfraError as exc:  # the evaluator's own environment (a judge) did not run
+        episode.end_reason, episode.verdict = infra_reason(str(exc)), None
     return episode
 
 

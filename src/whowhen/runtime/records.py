@@ -7,8 +7,9 @@ from typing import Any
 
 import polars as pl
 
+from whowhen.errors import is_infra
 from whowhen.runtime.episode import Episode
-from whowhen.runtime.interfaces import AgentSystem, Environment
+from whowhen.runtime.interfaces import AgentSystem, Environment, Verdict
 from whowhen.runtime.types import Step, StepCost
 from whowhen.schema import canonical_json
 
@@ -26,6 +27,8 @@ def run_row(
     question: str | None = None,
 ) -> dict[str, Any]:
     verdict = episode.verdict
+    if verdict is None and is_infra(episode.end_reason):  # stopped before it could be judged
+        verdict = Verdict(False, 0.0, None)
     assert verdict is not None, "evaluate the episode before recording it"
     return {
         "run_id": run_id,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from whowhen.errors import WhowhenError
+from whowhen.errors import InfraError, WhowhenError, infra_reason
 from whowhen.runtime.episode import Episode, continue_episode
 from whowhen.runtime.interfaces import AgentSystem, Environment
 from whowhen.runtime.types import Action, Step
@@ -53,7 +53,11 @@ def warm_start(
     _check_injection_point(recorded, t, replacement)
     episode = Episode()
     episode.start(env)
-    checked, matched, mismatch, i = _replay_prefix(env, episode, recorded, t)
+    try:
+        checked, matched, mismatch, i = _replay_prefix(env, episode, recorded, t)
+    except InfraError as exc:  # a tool that did not start is no drift of the prefix
+        episode.end_reason = infra_reason(str(exc))
+        return WarmStartResult(episode, PrefixFidelity(t, 0, 0, None))
     fidelity = PrefixFidelity(t, checked, matched, mismatch)
     if mismatch is not None or i != t:
         episode.end_reason = (
@@ -66,7 +70,11 @@ def warm_start(
         )
     # the injected step carries what the step it replaces cost (a model-played run's
     # steps all have a cost: a free one would mark the injection point)
-    episode.apply(env, replace(replacement, cost=replacement.cost or recorded[t].cost))
+    try:
+        episode.apply(env, replace(replacement, cost=replacement.cost or recorded[t].cost))
+    except InfraError as exc:
+        episode.end_reason = infra_reason(str(exc))
+        return WarmStartResult(episode, fidelity)
     return WarmStartResult(continue_episode(env, system, episode, max_steps), fidelity)
 
 
