@@ -6,6 +6,8 @@ own, no later stage reads them, and a shard with too many of them fails with the
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 
 import polars as pl
 import pytest
@@ -30,6 +32,10 @@ from whowhen.runtime.infra import check_infra_share
 from whowhen.runtime.warm_start import warm_start
 from whowhen.schema import CONTINUATIONS, FEEDBACK, RUNS, STEPS, empty, read_table
 from whowhen.standin.server import Behaviour, TestServer
+
+from .conftest import one_benchmark
+from .workdir import env as workdir_env
+from .workdir import make_project
 
 
 def _break_sql(monkeypatch: pytest.MonkeyPatch, task_ids: set[str]) -> None:
@@ -282,3 +288,21 @@ def test_a_framework_that_cannot_reach_the_gateway_is_an_outage() -> None:
 
 def _never(request, agent):
     raise AssertionError("no call reaches the model")
+
+
+@pytest.mark.slow
+def test_a_shard_whose_sandbox_does_not_start_fails_in_seconds_with_the_cause(tmp_path) -> None:
+    """End to end: a broken sandbox installation (`bwrap` that cannot run) stops the
+    rollouts job before any run is recorded, with one line naming the cause."""
+    project = make_project(tmp_path / "p", one_benchmark())
+    target = "results/rollouts/arithmetic/react/runs.parquet"
+    broken = dict(workdir_env(), WHOWHEN_BWRAP="/bin/false")
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", target, "--cores", "1"],
+        cwd=project, env=broken, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode != 0
+    log = (project / "logs/rollouts/arithmetic/react.log").read_text()
+    assert "error: agent code cannot run: the sandbox did not start" in log
+    assert "Traceback" not in log
+    assert not (project / target).exists()
