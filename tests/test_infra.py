@@ -15,7 +15,7 @@ import pytest
 from whowhen.analysis.feedback_analysis import feedback_tables
 from whowhen.analysis.infra import infra_html, infra_table
 from whowhen.benchmarks.base import AnswerEnv
-from whowhen.continuation import _record_outcome
+from whowhen.continuation_records import record_outcome
 from whowhen.errors import InfraError, WhowhenError, is_infra
 from whowhen.feedback.attempts import Setting
 from whowhen.feedback.loop import Context, originals, run_feedback
@@ -154,7 +154,7 @@ def test_a_warm_start_whose_tool_does_not_start_is_no_flip_and_no_drift(monkeypa
     result = warm_start(bench.make_env(task), again, recorded, t, recorded[t].as_action(), 120)
     assert is_infra(result.episode.end_reason)
     record: dict = {}
-    assert _record_outcome(record, result) is False
+    assert record_outcome(record, result) is False
     assert is_infra(record["reason"])
     replay = replay_run(
         recorded,

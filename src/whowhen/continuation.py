@@ -14,7 +14,8 @@ from typing import Any
 import polars as pl
 
 from whowhen.continuation_checks import Shard, compare_rerollout, controls_pass, sampled
-from whowhen.errors import WhowhenError, is_infra
+from whowhen.continuation_records import continuation_record, keep_run, record_outcome
+from whowhen.errors import WhowhenError
 from whowhen.frameworks.stage import FrameworkShard, framework_warm_start, is_framework
 from whowhen.registry import (
     LLM_SYSTEMS,
@@ -28,13 +29,12 @@ from whowhen.runtime import (
     Action,
     AgentSystem,
     Environment,
-    Episode,
     WarmStartResult,
     warm_start,
 )
 from whowhen.runtime.infra import check_infra_share
 from whowhen.runtime.parallel import in_parallel
-from whowhen.runtime.records import by_run, run_row, step_rows, steps_from_frame
+from whowhen.runtime.records import by_run, steps_from_frame
 from whowhen.schema import (
     CONTINUATIONS,
     EXCHANGES,
@@ -126,7 +126,7 @@ def _continue(
         parent = parents.get(inj["parent_run_id"])
         run_id = stable_id("injected", inj["injection_id"])
         earlier = sorted(e for e in slipped.get(inj["parent_run_id"], []) if e[0] < inj["step"])
-        record = _continuation_record(inj, run_id, earlier)
+        record = continuation_record(inj, run_id, earlier)
         out["continuations"].append(record)
         if parent is None:
             record["reason"] = f"parent run {inj['parent_run_id']} not in the rollouts"
@@ -149,7 +149,7 @@ def _continue(
                     else (rerollout_slip_rate, slip_kind)
                 ),
             )
-        if started is None or not _record_outcome(record, started[2]):
+        if started is None or not record_outcome(record, started[2]):
             return inj["injection_id"], out
         agent, env, result = started
         labelled = True
@@ -157,7 +157,7 @@ def _continue(
         # it is not run; `controls_run` stays null)
         if record["status"] == "flipped" and parent["system"] in LLM_SYSTEMS and controls[0]:
             labelled = controls_pass(record, inj, parent, parent_steps, shard, controls)
-        _keep_run(out, result.episode, env, agent, run_id, seed, parent, inj, earlier, labelled)
+        keep_run(out, result.episode, env, agent, run_id, seed, parent, inj, earlier, labelled)
         return inj["injection_id"], out
 
     # one parent's injections one after another: its task's environment state (the SQL
@@ -193,36 +193,6 @@ def _slips_by_run(slips: pl.DataFrame | None) -> dict[str, list[tuple[int, str]]
     for row in (slips if slips is not None else pl.DataFrame()).iter_rows(named=True):
         slipped.setdefault(row["run_id"], []).append((row["step"], row["mode"]))
     return slipped
-
-
-def _continuation_record(
-    inj: dict[str, Any], run_id: str, earlier: list[tuple[int, str]]
-) -> dict[str, Any]:
-    """One injection's continuations row, `invalid` until the warm start says otherwise."""
-    record: dict[str, Any] = {
-        "run_id": run_id,
-        "injection_id": inj["injection_id"],
-        "parent_run_id": inj["parent_run_id"],
-        "benchmark": inj["benchmark"],
-        "system": inj["system"],
-        "mode": inj["mode"],
-        "status": "invalid",
-        "reason": None,
-        "prefix_len": inj["step"],
-        "prefix_checked": 0,
-        "prefix_matched": 0,
-        "prefix_exact": False,
-        "first_mismatch_step": None,
-        "earlier_error_step": None,
-        "controls_run": None,
-        "controls_ok": None,
-        "controls_passed": None,
-        "calls_replayed": None,
-        "calls_live": None,
-    }
-    if earlier:
-        record["earlier_error_step"] = earlier[0][0]
-    return record
 
 
 def _warm_start_injection(
@@ -302,80 +272,6 @@ def _framework_warm_start(
     stats = started[0].stats
     record.update(calls_replayed=stats["replayed"], calls_live=stats["live"])
     return started
-
-
-def _record_outcome(record: dict[str, Any], result: WarmStartResult) -> bool:
-    """Store the prefix fidelity and the status; False when the continuation is invalid
-    (drifted prefix, no verdict, a crash), so no run is kept for it."""
-    fid, episode = result.fidelity, result.episode
-    record.update(
-        prefix_checked=fid.checked,
-        prefix_matched=fid.matched,
-        prefix_exact=fid.exact,
-        first_mismatch_step=fid.first_mismatch_step,
-    )
-    failed = is_infra(episode.end_reason) or episode.end_reason.startswith("error")
-    if failed or not fid.exact or episode.verdict is None:
-        record["reason"] = episode.end_reason
-        return False
-    success = episode.verdict.success
-    record["status"] = "recovered" if success else "flipped"
-    record["reason"] = episode.end_reason
-    return True
-
-
-def _keep_run(
-    out: dict[str, list[dict[str, Any]]],
-    episode: Episode,
-    env: Environment,
-    agent: AgentSystem,
-    run_id: str,
-    seed: int,
-    parent: dict[str, Any],
-    inj: dict[str, Any],
-    earlier: list[tuple[int, str]],
-    labelled: bool = True,
-) -> None:
-    """Add a valid continuation's run and steps to `out`, and its label if it flipped
-    (and its control continuations, if any, allow it)."""
-    out["runs"].append(
-        run_row(
-            episode,
-            env,
-            agent,
-            run_id=run_id,
-            seed=seed,
-            origin="injected",
-            parent_run_id=parent["run_id"],
-            gold_answer=parent["gold_answer"],
-            question=parent["question"],
-        )
-    )
-    out["steps"] += step_rows(episode, run_id)
-    if labelled and not episode.verdict.success:
-        out["labels"].append(_label_row(inj, run_id, earlier))
-
-
-def _label_row(inj: dict[str, Any], run_id: str, earlier: list[tuple[int, str]]) -> dict[str, Any]:
-    """The exact label of a flipped run: the injected step; the reason notes an earlier slip."""
-    return {
-        "run_id": run_id,
-        "decisive_agent": inj["agent"],
-        "decisive_step": inj["step"],
-        "mode": inj["mode"],
-        "category": inj["category"],
-        "original_action": inj["original_action"],
-        "replacement_action": inj["replacement_action"],
-        "reason": (
-            f"the run also holds a recovered error at step {earlier[0][0]} "
-            f"({earlier[0][1]}); under the earliest-decisive-step reading that "
-            "step may be decisive too"
-            if earlier
-            else None
-        ),
-        "source": "injection",
-        "split": None,
-    }
 
 
 def _shard_tables(out: dict[str, list[dict[str, Any]]], total: int) -> dict[str, pl.DataFrame]:
