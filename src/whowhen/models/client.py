@@ -1,8 +1,9 @@
 """The one way the pipeline calls a model: cache first, then the provider with bounded
 adaptive concurrency, retries with backoff, pricing and a cost limit.
 
-Concurrency is AIMD: the limit halves on a 429 (and the Retry-After wait is honoured
-by every worker), and grows by one after a run of successes, up to `max_concurrency`.
+Concurrency is AIMD: the limit halves on a 429 (and the Retry-After wait, at most
+`timeout_s`, is honoured by every worker), and grows by one after a run of successes, up
+to `max_concurrency`.
 Backoff on 5xx, timeouts and malformed responses is exponential with full jitter,
 capped by `max_retries`. Jitter only changes *when* a call is made, never its result,
 so artifacts stay deterministic.
@@ -14,6 +15,11 @@ answer's list price), so results do not depend on which duplicate went first and
 run's predictions equal a rerun's. Batches are the unit: the stages call `complete()`
 one batch at a time from one thread, and a client is not shared across threads.
 
+Whatever a server sends, one call is bounded: `timeout_s` is the deadline of the whole
+call (connect, wait, read; a server dripping a byte at a time cannot stretch it), the
+response's size is capped on the wire (`wire`), and tool-call arguments longer than the
+request's `max_tokens` could have produced are a malformed answer (`tool_args_error`).
+
 The client knows no provider by name: it builds its provider with the factory the
 spec's provider registered (`provider.py`), so a new provider needs no change here.
 """
@@ -21,6 +27,7 @@ spec's provider registered (`provider.py`), so a new provider needs no change he
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import time
@@ -246,15 +253,19 @@ class ModelClient:
             attempts += 1
             error: ProviderError | None = None
             try:
-                reply = await provider.call(request)
+                async with asyncio.timeout(self.timeout_s):
+                    reply = await provider.call(request)
+                error = tool_args_error(reply, request)
+            except TimeoutError:
+                error = ProviderError(
+                    "timeout", f"no whole answer within timeout_s={self.timeout_s:g} s"
+                )
             except ProviderError as exc:
                 error = exc
             except Exception as exc:  # an SDK surprise is one failed item, not a crash
                 error = ProviderError("malformed", f"{type(exc).__name__}: {exc}"[:300])
-            await limiter.release(
-                error is not None and error.kind == "rate_limit",
-                error.retry_after if error else None,
-            )
+            retry_after = self._retry_after(error)
+            await limiter.release(error is not None and error.kind == "rate_limit", retry_after)
             if error is None:
                 self.stats.calls += 1
                 result = self._result(
@@ -268,8 +279,63 @@ class ModelClient:
                 return self._failed(str(error), attempts, time.monotonic() - start)
             self.stats.retries += 1
             delay = (
-                error.retry_after
-                if error.retry_after is not None
+                retry_after
+                if retry_after is not None
                 else (random.uniform(0, self.backoff_s * 2 ** (attempts - 1)))
             )
             await asyncio.sleep(delay)
+
+    def _retry_after(self, error: ProviderError | None) -> float | None:
+        """The server's Retry-After, at most `timeout_s`: a server asking for an hour
+        must not stall every worker of the batch for an hour."""
+        if error is None or error.retry_after is None:
+            return None
+        if error.retry_after > self.timeout_s:
+            log.warning(
+                "%s: Retry-After %g s capped at timeout_s=%g s",
+                self.spec.model_id, error.retry_after, self.timeout_s,
+            )  # fmt: skip
+            return self.timeout_s
+        return error.retry_after
+
+
+TOOL_ARG_CHARS_PER_TOKEN = 32
+"""How many characters of tool-call arguments one output token may stand for, at most
+(a token is a few characters; long whitespace or digit runs a few dozen)."""
+TOOL_ARG_FLOOR = 16 * 1024
+"""Tool-call arguments this long always pass, whatever `max_tokens` says."""
+UNSTATED_MAX_TOKENS = 16_384
+"""The output budget assumed where a request states none (a framework's own body)."""
+
+
+def stated_max_tokens(request: ChatRequest) -> int | None:
+    """The output budget the request asked for (a framework body's own
+    `max_completion_tokens` / `max_tokens`, else the settings'), None where unstated."""
+    if not request.chat:
+        return request.settings.max_tokens
+    try:
+        body = json.loads(request.chat)
+    except ValueError:
+        return None
+    for key in ("max_completion_tokens", "max_tokens"):
+        value = body.get(key) if isinstance(body, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def tool_args_error(reply: Reply, request: ChatRequest) -> ProviderError | None:
+    """A `malformed` error when the answer's tool-call arguments are longer than its
+    output budget could have written: a server that sends a megabyte of arguments for
+    512 tokens is broken or hostile, and its arguments would become an agent's action."""
+    size = sum(len(arguments) for _, arguments in reply.tool_calls)
+    if size <= TOOL_ARG_FLOOR:
+        return None
+    max_tokens = stated_max_tokens(request)
+    limit = max(TOOL_ARG_FLOOR, TOOL_ARG_CHARS_PER_TOKEN * (max_tokens or UNSTATED_MAX_TOKENS))
+    if size <= limit:
+        return None
+    budget = f"max_tokens {max_tokens}" if max_tokens else "an unstated max_tokens"
+    return ProviderError(
+        "malformed", f"tool-call arguments of {size} chars, more than {budget} allows ({limit})"
+    )

@@ -6,7 +6,8 @@ RETRYABLE = frozenset({"rate_limit", "server", "timeout", "connection", "malform
 
 
 class ProviderError(Exception):
-    """kind: rate_limit | server | timeout | connection | malformed | bad_request | auth."""
+    """kind: rate_limit | server | timeout | connection | malformed | bad_request | auth |
+    too_large (a response past the size cap: not retried, the next would be too)."""
 
     def __init__(
         self, kind: str, message: str, retry_after: float | None = None, status: int | None = None
@@ -27,3 +28,16 @@ def parse_retry_after(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         return None
+
+
+def provider_cause(exc: BaseException) -> ProviderError | None:
+    """The ProviderError `exc` was raised from (an SDK wraps what its HTTP client's hooks
+    raise, e.g. the response-size cap, as a connection error), else None."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, ProviderError):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from whowhen.models.errors import ProviderError, parse_retry_after
+from whowhen.models.errors import ProviderError, parse_retry_after, provider_cause
 from whowhen.models.provider import ProviderKind, register
 from whowhen.models.spec import ModelSpec
 from whowhen.models.types import ChatRequest, ImagePart, Reply, TextPart, Usage
@@ -46,8 +46,16 @@ class GeminiProvider:
         from google import genai  # deferred: google-genai is heavy
         from google.genai import types
 
+        from whowhen.models.wire import capped_client  # deferred: httpx, with the SDK
+
         self.spec = spec
-        options: dict[str, Any] = {"timeout": int(timeout_s * 1000)}
+        # an httpx client of our own (not the SDK's aiohttp default): its responses are
+        # capped in size (`wire`); the whole call's deadline is the model client's
+        self._http = capped_client(timeout_s)
+        options: dict[str, Any] = {
+            "timeout": int(timeout_s * 1000),
+            "httpx_async_client": self._http,
+        }
         if spec.base_url:
             options["base_url"] = spec.base_url
         self._client = genai.Client(
@@ -77,6 +85,9 @@ class GeminiProvider:
         except ValueError as exc:
             raise ProviderError("malformed", str(exc)[:300]) from None
         except Exception as exc:  # the SDK's transport (httpx/httpx2/aiohttp) errors
+            cause = provider_cause(exc)  # the size cap, raised under the SDK
+            if cause is not None:
+                raise cause from None
             if "timeout" in type(exc).__name__.lower():
                 raise ProviderError("timeout", "request timed out") from None
             raise ProviderError("connection", type(exc).__name__) from None
@@ -118,7 +129,7 @@ class GeminiProvider:
         return config
 
     async def close(self) -> None:
-        return None
+        await self._http.aclose()
 
 
 def _api_error(exc: Any) -> ProviderError:

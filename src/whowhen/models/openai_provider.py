@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from whowhen.models.errors import ProviderError, parse_retry_after
+from whowhen.models.errors import ProviderError, parse_retry_after, provider_cause
 from whowhen.models.provider import ProviderKind, register
 from whowhen.models.spec import ModelSpec
 from whowhen.models.types import ChatRequest, ImagePart, Reply, TextPart, Usage
@@ -101,10 +101,16 @@ class OpenAIProvider:
     def __init__(self, spec: ModelSpec, timeout_s: float) -> None:
         import openai  # deferred: the openai SDK is heavy (seconds to import)
 
+        from whowhen.models.wire import capped_client  # deferred: httpx, with the SDK
+
         self.spec = spec
         self._openai = openai
         self._client = openai.AsyncOpenAI(
-            api_key=spec.api_key(), base_url=spec.base_url, max_retries=0, timeout=timeout_s
+            api_key=spec.api_key(),
+            base_url=spec.base_url,
+            max_retries=0,
+            timeout=timeout_s,
+            http_client=capped_client(timeout_s, cls=openai.DefaultAsyncHttpxClient),
         )
 
     async def call(self, request: ChatRequest) -> Reply:
@@ -121,7 +127,7 @@ class OpenAIProvider:
         except openai.APITimeoutError:
             raise ProviderError("timeout", "request timed out") from None
         except openai.APIConnectionError as exc:
-            raise ProviderError("connection", _short(exc)) from None
+            raise provider_cause(exc) or ProviderError("connection", _short(exc)) from None
         except openai.AuthenticationError as exc:
             raise ProviderError("auth", _short(exc), status=exc.status_code) from None
         except openai.APIStatusError as exc:
