@@ -6,11 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import threading
+import time
 from pathlib import Path
 
 from whowhen.gateway.exchange import Exchange
 from whowhen.gateway.forward import client_forward
-from whowhen.gateway.server import Gateway
+from whowhen.gateway.server import Gateway, check_name
 from whowhen.gateway.session import Session
 
 
@@ -29,6 +30,12 @@ def exchange_record(exchange: Exchange) -> dict:
     }
 
 
+def record_path(out: Path, run_id: str) -> Path:
+    """The recording of run `run_id` in `out`: a plain file name, never a path elsewhere
+    (the gateway refuses other run ids before they get here; this holds without it)."""
+    return out / f"{check_name('run id', run_id)}.jsonl"
+
+
 def gateway_cmd(args: argparse.Namespace) -> int:
     import whowhen.registry  # noqa: F401  registers scripted/standin, the offline stand-in
     from whowhen.models import make_client  # deferred: a subcommand loads what it runs
@@ -43,7 +50,7 @@ def gateway_cmd(args: argparse.Namespace) -> int:
     write = threading.Lock()
 
     def session(run_id: str) -> Session:
-        path = out / f"{run_id.replace('/', '_')}.jsonl"
+        path = record_path(out, run_id)
 
         def record(exchange: Exchange) -> None:
             with write, path.open("a", encoding="utf-8") as fh:
@@ -52,18 +59,18 @@ def gateway_cmd(args: argparse.Namespace) -> int:
         return Session(run_id, forward, listener=record)
 
     server = Gateway(args.port, factory=session)
-    port = server.server_address[1]
     print(
-        f"gateway for {args.model} on http://127.0.0.1:{port}/run/<run id>/<agent>/v1 "
+        f"gateway for {args.model} on http://127.0.0.1:{server.port}/run/<run id>/<agent>/v1 "
         f"(any API key); recording to {out}/<run id>.jsonl; Ctrl-C stops",
         flush=True,
     )
     try:
-        server.serve_forever()
+        with server:  # served from a background thread; this one waits for Ctrl-C
+            while True:  # timed sleeps: Ctrl-C is seen even when the server's thread got it
+                time.sleep(0.5)
     except KeyboardInterrupt:
         pass
     finally:
-        server.server_close()
         stats = client.stats
         print(f"{stats.calls} calls, {stats.cache_hits} cache hits, ${stats.spent_usd:.4f} spent")
     return 0
