@@ -39,6 +39,16 @@ outright is the program's own MemoryError (`error`): no memory was used, and the
 cannot tell a refused request from a printed one."""
 
 
+SANDBOX_MB = 32
+"""The sandbox's own processes (bwrap outside and inside, the supervisor): the memory
+cgroup holds them beside the program."""
+
+SHM_ROOM = 2
+"""/dev/shm is a tmpfs of `SHM_ROOM * memory_mb`: room past the limit, so that the
+watchdog (which stops a program holding `memory_mb` of shared memory) sees it pass the
+limit before the file system is full and the program only gets an error."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """Per-run limits; every one is enforced by the kernel or the parent's watchdog."""
@@ -50,6 +60,12 @@ class Limits:
     disk_mb: int = 64
     file_mb: int = 16
     processes: int = 32
+
+    @property
+    def cgroup_mb(self) -> int:
+        """The memory cgroup's limit: the program's memory (its own pages and the shared
+        memory it holds), its private /tmp (a tmpfs: memory too) and the sandbox's own."""
+        return self.memory_mb + self.disk_mb + SANDBOX_MB
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from whowhen.sandbox.bwrap import (
     unavailable,
     unsafe_local,
 )
-from whowhen.sandbox.limits import Limits, SandboxResult, decide_status, returncode
+from whowhen.sandbox.limits import SHM_ROOM, Limits, SandboxResult, decide_status, returncode
 from whowhen.sandbox.watch import watch
 
 _SUPERVISOR = Path(__file__).with_name("supervise.py")
@@ -30,14 +30,16 @@ _SUPERVISOR = Path(__file__).with_name("supervise.py")
 @dataclass(frozen=True)
 class Launch:
     """How to start one sandboxed program, the read ends of its report pipe and of
-    bwrap's info pipe (None in the unsafe mode, or when not asked for), and the pids
-    cgroup that caps its process count (None where the host has none to give)."""
+    bwrap's info pipe (None in the unsafe mode, or when not asked for), and the pids and
+    memory cgroups that cap its process count and its memory (None where the host has
+    none to give)."""
 
     argv: list[str]
     popen: dict
     report_r: int
     info_r: int | None
     group: Path | None = None
+    memory: Path | None = None
 
 
 def launch(
@@ -54,8 +56,9 @@ def launch(
     `__main__` under the supervisor: inside bwrap, or (the unsafe mode) as a plain local
     process. An `entry` item that names one of `files` becomes that file's path where
     the program runs. `probe` is the availability check's own launch. With `cap`, the
-    process count is capped by a pids cgroup where the host allows one (the caller
-    removes `Launch.group` when the program has ended)."""
+    process count and the memory are capped by a pids and a memory cgroup where the host
+    allows them (the caller removes `Launch.group` and `Launch.memory` when the program
+    has ended)."""
     unsafe = unsafe_local()
     if not unsafe and not probe:
         ensure_available()
@@ -77,12 +80,15 @@ def launch(
             program, {"pass_fds": (report_w,), "cwd": str(work), "env": env}, report_r, None
         )
     info_r, info_w = os.pipe() if info else (None, None)
-    argv = bwrap_command(str(box), limits.disk_mb, info_w, program, extra_ro)
+    shm_mb = SHM_ROOM * limits.memory_mb
+    argv = bwrap_command(str(box), limits.disk_mb, info_w, program, extra_ro, shm_mb)
     fds = (report_w,) if info_w is None else (report_w, info_w)
+    capped = cap and kernel_cap()
     # bwrap outside and its init inside the namespace, the supervisor, the program
-    group = cgroup.make_group(limits.processes + 4) if cap and kernel_cap() else None
-    env = {"PATH": "/usr/bin:/bin"}
-    return Launch(cgroup.enter(argv, group), {"pass_fds": fds, "env": env}, report_r, info_r, group)
+    group = cgroup.make_group(limits.processes + 4) if capped else None
+    memory = cgroup.make_memory_group(limits.cgroup_mb * 2**20) if capped else None
+    popen = {"pass_fds": fds, "env": {"PATH": "/usr/bin:/bin"}}
+    return Launch(cgroup.enter(argv, group, memory), popen, report_r, info_r, group, memory)
 
 
 def _clip(data: bytes, cap: int, truncated: bool) -> str:
@@ -107,11 +113,13 @@ def run_program(
         os.lseek(stdin_fd, 0, os.SEEK_SET)
         try:
             obs = watch(
-                how.argv, limits, stdin_fd, how.report_r, how.info_r, how.group, **how.popen
-            )
+                how.argv, limits, stdin_fd, how.report_r, how.info_r, how.group, how.memory,
+                **how.popen,
+            )  # fmt: skip
         finally:
             os.close(stdin_fd)
             cgroup.remove_group(how.group)
+            cgroup.remove_group(how.memory)
     return SandboxResult(
         decide_status(obs, limits),
         returncode(obs.report),

@@ -2,9 +2,17 @@
 
 It reads stdout and stderr into bounded buffers (a program printing 1 GB costs the
 parent at most `output_bytes` per stream), polls the tree through the host's /proc
-every few milliseconds (process count, resident memory) and kills the whole tree at
-the wall limit. In the bubblewrap mode the tree is a PID namespace: killing its init
-ends every process in it, grandchildren in new sessions included.
+every few milliseconds (process count, resident memory, and the shared memory it holds
+where no memory cgroup counts it) and kills the whole tree at the wall limit. In the
+bubblewrap mode the tree is a PID namespace: killing its init ends every process in it,
+grandchildren in new sessions included.
+
+Shared memory, without a memory cgroup: what the sandbox's private /dev/shm holds (read
+through its init's root, /proc/<init>/root) and the memfd files its processes hold open
+(each at most `file_mb`: the file-size rlimit bounds a memfd's writes, truncation and
+fallocate alike), counted once per file. Mapped, the same pages are resident memory too.
+What no process holds open (System V segments, a memfd in flight in a socket) only a
+memory cgroup sees.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from whowhen.sandbox.cgroup import hit_cap
+from whowhen.sandbox.cgroup import hit_cap, out_of_memory
 from whowhen.sandbox.limits import CPU_BOUND, Limits, Observation, Report
 
 POLL_S = 0.01
@@ -84,6 +92,35 @@ def _rss_mb(pids: list[int]) -> float:
     return total * _PAGE_MB
 
 
+def _shared_mb(pids: list[int], init_pid: int | None) -> float:
+    """The sandbox's /dev/shm in use and the memfd files `pids` hold open, each once."""
+    total = 0
+    if init_pid:
+        try:
+            fs = os.statvfs(f"/proc/{init_pid}/root/dev/shm")
+            total += (fs.f_blocks - fs.f_bfree) * fs.f_frsize
+        except OSError:
+            pass
+    seen: set[tuple[int, int]] = set()
+    for p in pids:
+        try:
+            fds = os.listdir(f"/proc/{p}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            link = f"/proc/{p}/fd/{fd}"
+            try:
+                if not os.readlink(link).startswith("/memfd:"):
+                    continue
+                st = os.stat(link)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_blocks * 512
+    return total / 2**20
+
+
 def _busy_s(pid: int) -> float:
     """The most time any thread of `pid` spent running or runnable (schedstat), so that
     time lost to other processes on the same core still counts as computing."""
@@ -105,6 +142,21 @@ def _busy_s(pid: int) -> float:
 def cpu_bound(pids: list[int], elapsed_s: float) -> bool:
     """Whether some process of the tree computed for most of the run."""
     return any(_busy_s(p) >= CPU_BOUND * elapsed_s for p in pids)
+
+
+def _over_memory(
+    tree: list[int], bwraps: tuple[int, int | None], limits: Limits, memory: Path | None
+) -> bool:
+    """The tree's resident memory past twice the limit (it counts a page shared by two
+    processes twice); with a memory cgroup, the kernel's OOM killer having acted in it;
+    without one, the shared memory held past the limit or, with the resident memory,
+    past twice the limit. The two bwrap processes (outside and the namespace's init)
+    hold no file of the program's: their descriptors are not searched."""
+    rss = _rss_mb(tree)
+    if memory is not None:
+        return rss > 2 * limits.memory_mb or out_of_memory(memory)
+    shared = _shared_mb([p for p in tree if p not in bwraps], bwraps[1])
+    return shared >= limits.memory_mb or rss + shared > 2 * limits.memory_mb
 
 
 def _kill(proc: subprocess.Popen, init_pid: int | None) -> None:
@@ -133,11 +185,13 @@ def watch(
     report_fd: int,
     info_fd: int | None,
     group: Path | None = None,
+    memory: Path | None = None,
     **popen: object,
 ) -> Observation:
     """Run `argv` to its end or to a limit; `report_fd` and `info_fd` are the read ends
     of the supervisor's report pipe and bwrap's info pipe (their write ends are closed
-    here once the child holds them); `group` is the pids cgroup `argv` enters, if any."""
+    here once the child holds them); `group` and `memory` are the pids and memory
+    cgroups `argv` enters, if any."""
     start = time.monotonic()
     proc = subprocess.Popen(
         argv,
@@ -154,9 +208,11 @@ def watch(
     streams = _Streams(limits.output_bytes)
     meta = _Streams(1 << 16)
     killed, busy = _loop(
-        proc, limits, start, streams, meta, (out, err), (report_fd, info_fd), group
+        proc, limits, start, streams, meta, (out, err), (report_fd, info_fd), (group, memory)
     )
     proc.wait()
+    if killed in (None, "wall") and out_of_memory(memory):  # the kernel acted first
+        killed, busy = "memory", False
     for fd in (report_fd, info_fd):
         if fd is not None:
             while meta.read(fd):
@@ -182,9 +238,10 @@ def _loop(
     meta: _Streams,
     outputs: tuple[int, int],
     reports: tuple[int, int | None],
-    group: Path | None = None,
+    groups: tuple[Path | None, Path | None] = (None, None),
 ) -> tuple[str | None, bool]:
     """Read, poll and kill until the child's pipes close; (why killed, cpu-bound)."""
+    group, memory = groups
     open_fds = {*outputs, *(fd for fd in reports if fd is not None)}
     init_pid: int | None = None
     deadline = start + limits.wall_s
@@ -206,7 +263,7 @@ def _loop(
         if len(tree) > limits.processes + 4 or hit_cap(group):
             _kill(proc, init_pid)
             return "processes", False
-        if _rss_mb(tree) > 2 * limits.memory_mb:
+        if _over_memory(tree, (proc.pid, init_pid), limits, memory):
             _kill(proc, init_pid)
             return "memory", False
         if now >= deadline:
