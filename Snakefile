@@ -1,13 +1,25 @@
 # whowhen workflow: a thin Snakefile. Stages live in workflow/rules/<stage>.smk and call
 # the package through workflow/scripts/<stage>.py; config is validated before any rule.
+import os
 import sys
 
 from snakemake.utils import min_version
 
-from whowhen.config import check_files, validate_config
+from whowhen.config import check_config_file, check_files, validate_config
 from whowhen.errors import WhowhenError
 
 min_version("9.0")
+
+# Snakemake's loader takes YAML aliases without a bound and its merge walks what they
+# stand for: the config file is checked with the bounded loader before `configfile:`
+# merges it (an alias bomb is one line). Files given with --configfile were merged
+# before this file runs; validate_config bounds what they hold.
+try:
+    for _file in ["config/config.yaml", *workflow.overwrite_configfiles]:
+        if os.path.exists(_file):
+            check_config_file(_file)
+except WhowhenError as exc:
+    sys.exit(f"error: {exc}")
 
 
 configfile: "config/config.yaml"

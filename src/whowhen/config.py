@@ -14,6 +14,7 @@ import yaml
 from whowhen.attribution.shortcuts import SHORTCUTS
 from whowhen.errors import WhowhenError
 from whowhen.frameworks.systems import FRAMEWORK_SYSTEMS, missing_extra
+from whowhen.io import TooLarge, check_values, read_yaml
 from whowhen.registry import BENCHMARKS, LLM_SYSTEMS, MODEL_SYSTEMS, SYSTEMS, base_system
 from whowhen.schema import FEEDBACK_SOURCES_FIXED
 
@@ -74,7 +75,10 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
     """Raise WhowhenError naming the file and dotted field of the first problem; fill defaults.
 
     Reports the error jsonschema ranks most relevant, so a typo in a key says which key.
+    The config may come from another loader (Snakemake's, whose aliases are shared
+    objects): its size is bounded first, so validating a billion-laughs file is one line.
     """
+    check_values(config, path=source)  # before anything walks it: aliases can multiply
     odd = _odd_key(config)
     if odd:
         raise WhowhenError(f"key {odd[1]!r} is not text (quote it)", path=source, field=odd[0])
@@ -219,22 +223,26 @@ def check_files(config: dict[str, Any], source: str = "config", root: str | Path
             )
 
 
+def check_config_file(path: str | Path) -> None:
+    """Refuse what Snakemake's config loader takes without a bound: a file over the size
+    limit, YAML whose aliases stand for more values than any config (Snakemake shares the
+    aliased objects, then its merge walks every mapping among them, a billion times for a
+    few hundred bytes). Other problems are left to Snakemake's reader and validate_config:
+    it also reads JSON that is not YAML."""
+    try:
+        read_yaml(path)
+    except TooLarge:
+        raise
+    except WhowhenError:
+        pass
+
+
 def load_config(path: str | Path, root: str | Path = ".") -> dict[str, Any]:
     """Load, validate and check a config; relative paths in it are taken from `root`."""
     path = Path(path)
     if not _exists(path):
         raise WhowhenError("config file not found", path=str(path))
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise WhowhenError(f"not UTF-8 text (byte {exc.start})", path=str(path)) from None
-    except RecursionError:
-        raise WhowhenError("not valid YAML (nested too deeply)", path=str(path)) from None
-    except (yaml.YAMLError, ValueError, TypeError, AttributeError) as exc:
-        # PyYAML's constructors raise plain ValueError & co for scalars such as a 13th month
-        # (`2001-13-01`), `!!int 'z'` or an integer over Python's 4300-digit limit
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise WhowhenError(f"not valid YAML ({first})", path=str(path)) from None
+    data = read_yaml(path)
     if not isinstance(data, dict):
         raise WhowhenError("config must be a mapping of sections", path=str(path))
     config = validate_config(data, str(path))

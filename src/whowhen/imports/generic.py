@@ -17,7 +17,7 @@ import polars as pl
 from whowhen.errors import WhowhenError, preview
 from whowhen.imports.common import ImportResult, base_run, label_row, step_row
 from whowhen.imports.who_and_when import agent_of_role
-from whowhen.io import parse_json, parse_yaml
+from whowhen.io import parse_json, read_yaml
 from whowhen.schema import STEP_KINDS, canonical_json, stable_id
 
 REQUIRED = ("run_id", "content", "decisive_agent", "decisive_step")
@@ -82,12 +82,7 @@ def load_mapping(path: str | Path) -> dict[str, str]:
     """The checked `fields` of a mapping file (the whole file when it has no `fields` key);
     every problem, YAML syntax included, is a WhowhenError naming the file."""
     source = str(path)
-    try:
-        data = parse_yaml(Path(path).read_bytes(), path=source)
-    except FileNotFoundError:
-        raise WhowhenError("mapping file not found", path=source) from None
-    except OSError as exc:  # e.g. a folder
-        raise WhowhenError(f"cannot read ({exc.strerror or exc})", path=source) from None
+    data = read_yaml(path, "mapping file")
     if data is None:
         return {}
     if not isinstance(data, dict):
