@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -15,12 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from whowhen.gateway.serve import BackgroundServer
 from whowhen.models import (
     DEFAULT_PRICES,
     ChatRequest,
@@ -109,20 +108,12 @@ def evil() -> Iterator[tuple[Evil, str]]:
         await request.body()
         return await behaviour.answer(request)
 
-    app = Starlette(routes=[Route("/{path:path}", any_path, methods=["POST"])])
-    sock = socket.create_server(("127.0.0.1", 0))
-    config = uvicorn.Config(app, log_config=None, log_level="error", lifespan="off")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
+    server = BackgroundServer(Starlette(routes=[Route("/{path:path}", any_path, methods=["POST"])]))
+    server.start()
     try:
-        yield behaviour, f"http://127.0.0.1:{sock.getsockname()[1]}"
+        yield behaviour, f"http://127.0.0.1:{server.port}"
     finally:
-        server.should_exit = server.force_exit = True
-        thread.join(5)
-        sock.close()
+        server.stop()
 
 
 def _client(root: str, model: str = "openai-compatible/m", **kw: Any) -> ModelClient:

@@ -186,6 +186,24 @@ def test_a_bad_agent_name_is_refused_before_any_model_call(gateway, agent: str) 
     assert "agent" in _error(answer) and forward.calls == 0 and made == []
 
 
+def test_a_failure_of_the_gateway_itself_is_one_line_and_it_goes_on() -> None:
+    """A recording listener that fails (a full disk) is a 500 with one error line naming
+    the run and agent, not a dropped connection; the next call is answered."""
+    fail = [True]
+
+    def record(exchange: Any) -> None:
+        if fail.pop(0) if fail else False:
+            raise OSError("No space left on device")
+
+    with Gateway() as gw:
+        gw.open(Session("r1", Counting(), listener=record))
+        status, answer = exchange(_port(gw), post(CHAT, GOOD))
+        assert status == 500, answer
+        assert _error(answer) == "run r1, agent solver: OSError: No space left on device"
+        status, answer = exchange(_port(gw), post(CHAT, GOOD))
+        assert status == 200, answer
+
+
 def test_sessions_with_ids_no_url_can_reach_are_refused() -> None:
     with Gateway() as gw:
         with pytest.raises(ValueError, match="run id"):
