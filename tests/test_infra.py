@@ -306,3 +306,31 @@ def test_a_shard_whose_sandbox_does_not_start_fails_in_seconds_with_the_cause(tm
     assert "error: agent code cannot run: the sandbox did not start" in log
     assert "Traceback" not in log
     assert not (project / target).exists()
+
+
+def test_a_framework_run_whose_gateway_failed_is_an_outage() -> None:
+    """The gateway's own fault (a 500 of type `gateway`, e.g. a recording that could not
+    be written) reaches the framework as an HTTP error: an outage, not the agents'."""
+    import openai  # deferred: the test's stand-in for a framework
+
+    class Plain:
+        system, plays, agents, volatile = "plain", "react", ("assistant",), ()
+
+        def run(self, task) -> None:
+            api = openai.OpenAI(base_url=task.base_url("assistant"), api_key="x", max_retries=0)
+            api.chat.completions.create(model="m", messages=[{"role": "user", "content": "q"}])
+
+        def read(self, agent, message):
+            return []
+
+        def write(self, actions, message):
+            return message
+
+    def broken_listener(request, agent):
+        raise OSError("no space left on device")
+
+    bench = get_benchmark("arithmetic", {"n_tasks": 1})
+    env = bench.make_env(bench.make_tasks({"n_tasks": 1}, 1)[0])
+    with Gateway() as gateway:
+        run = run_framework(Plain(), env, (), {}, gateway, "r3", broken_listener, 5)
+    assert is_infra(run.episode.end_reason), run.episode.end_reason

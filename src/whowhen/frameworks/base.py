@@ -136,14 +136,23 @@ _UNREACHABLE = frozenset(
 """Exceptions (by class name: each framework wraps its HTTP client's) that say the
 framework could not reach the gateway at all."""
 
+_GATEWAY_FAULTS = frozenset({"model", "gateway"})
+"""The gateway's error types that are not the agents' doing: the model did not answer
+(502), or the gateway itself failed (500)."""
 
-def _unreachable(exc: BaseException) -> bool:
-    """Whether `exc`, or an exception it was raised from, is a connection failure."""
+
+def _outage(exc: BaseException) -> bool:
+    """Whether `exc`, or an exception it was raised from, says the gateway could not be
+    reached or answered with an infrastructure fault."""
     seen: set[int] = set()
     cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
         seen.add(id(cur))
         if type(cur).__name__ in _UNREACHABLE:
+            return True
+        body = getattr(cur, "body", None)
+        error = body.get("error", body) if isinstance(body, dict) else None
+        if isinstance(error, dict) and error.get("type") in _GATEWAY_FAULTS:
             return True
         cur = cur.__cause__ or cur.__context__
     return False
@@ -154,6 +163,6 @@ def _reason(exc: Exception, session: Session) -> str:
         return f"fidelity: {session.failure}"
     if isinstance(exc, FidelityError):
         return f"fidelity: {exc}"
-    if isinstance(exc, InfraError) or _unreachable(exc):
+    if isinstance(exc, InfraError) or _outage(exc):
         return infra_reason(f"{type(exc).__name__}: {str(exc)[:300]}")
     return f"error: {type(exc).__name__}: {str(exc)[:300]}"
