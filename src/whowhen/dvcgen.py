@@ -2,12 +2,13 @@
 
 Snakemake is the source of truth: each rule file `workflow/rules/<stage>.smk` is one
 DVC stage; the stage's outputs and the edges between stages are read from
-`snakemake --summary` and `snakemake --rulegraph`. Only what Snakemake cannot know
-is listed here: which config sections and data files each stage depends on. Each stage's
-code is derived from its scripts' imports (`code_deps`).
+`snakemake --summary` and `snakemake --rulegraph`; its params are the config keys its
+rules read (`dvcrules`); its code is derived from its scripts' imports (`code_deps`); the
+data files it reads are the files its config values name, the package data its code opens
+and the project files its rules take as input.
 
     python -m whowhen.dvcgen          # rewrite dvc.yaml
-    python -m whowhen.dvcgen --check  # exit 1 if dvc.yaml is out of date
+    python -m whowhen.dvcgen --check  # exit 1, naming stage and key, if dvc.yaml is stale
 """
 
 from __future__ import annotations
@@ -22,17 +23,8 @@ from pathlib import Path
 
 import yaml
 
-STAGE_ORDER = (
-    "rollouts",
-    "replay",
-    "taxonomy",
-    "injection",
-    "continuation",
-    "imports",
-    "attribution",
-    "feedback",
-    "analysis",
-)
+from whowhen.dvcrules import Key, Rules
+
 CONFIG = "config/config.yaml"
 COMMON_DEPS = [
     "Snakefile",
@@ -40,13 +32,6 @@ COMMON_DEPS = [
     "src/whowhen/data/config.schema.yaml",
 ]
 """What every stage's jobs read besides their own code: the DAG and the config schema."""
-DATA_DEPS = {
-    "taxonomy": ["config/taxonomy.yaml"],
-    "attribution": ["src/whowhen/data/prices.yaml"],
-    "feedback": ["src/whowhen/data/prices.yaml", "config/taxonomy.yaml"],
-    "analysis": ["src/whowhen/analysis/sql", "workflow/report", "notebooks"],
-}
-"""Files the stages' code reads at run time (not Python, so not found by import)."""
 SRC = "src"
 PACKAGE = "whowhen"
 DISCOVERS = {"whowhen.registry": "whowhen.benchmarks"}
@@ -55,37 +40,6 @@ benchmark packages), which no import statement shows."""
 EXTRA_OUTS = {"rollouts": ("results/media",)}
 """Outputs Snakemake does not list: the content-addressed media store the rollouts fill
 (continuation only re-stores identical files, so one owner is right)."""
-STAGE_PARAMS = {
-    "rollouts": ["seed", "benchmarks", "systems", "rollouts", "agents", "models", "llm"],
-    "replay": ["seed", "benchmarks", "rollouts", "replay"],
-    "taxonomy": ["taxonomy", "models", "llm"],
-    "injection": ["injection", "models", "llm"],
-    "continuation": [
-        "seed",
-        "benchmarks",
-        "rollouts",
-        "continuation",
-        "dataset",
-        "agents",
-        "models",
-        "llm",
-    ],
-    "imports": ["imports"],
-    "attribution": ["attribution", "models", "llm"],
-    "feedback": [
-        "feedback",
-        "seed",
-        "benchmarks",
-        "rollouts",
-        "replay",
-        "attribution",
-        "taxonomy",
-        "agents",
-        "models",
-        "llm",
-    ],
-    "analysis": ["analysis", "attribution", "models", "llm"],
-}
 METRICS = {"results/metrics.json"}
 PLOTS = [
     {
@@ -178,23 +132,127 @@ def _collapse(root: Path, files: set[Path]) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in out)
 
 
-def stage_scripts(root: Path, stage: str) -> list[Path]:
-    """The `workflow/scripts/*.py` the rules of `workflow/rules/<stage>.smk` run."""
-    text = (root / "workflow" / "rules" / f"{stage}.smk").read_text()
-    names = re.findall(r'script:\s*"\.\./scripts/([\w.]+\.py)"', text)
-    return [root / "workflow" / "scripts" / n for n in sorted(set(names))]
+def _files_call(node: ast.AST) -> str | None:
+    """The package `pkg` of `files("pkg")` / `resources.files("pkg")`, else None."""
+    if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)):
+        return None
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return str(node.args[0].value) if name == "files" else None
 
 
-def code_deps(root: Path, stage: str) -> list[str]:
-    """The stage's code: its rule file, its scripts and every whowhen module they load,
-    found from the imports themselves, so the list cannot fall behind the code."""
-    scripts = stage_scripts(root, stage)
+def _is_here(node: ast.AST) -> bool:
+    """`Path(__file__)` or `Path(__file__).parent`: the module's own folder."""
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        node = node.value
+    return isinstance(node, ast.Call) and any(
+        isinstance(a, ast.Name) and a.id == "__file__" for a in node.args
+    )
+
+
+def _path_parts(nodes: list[ast.expr]) -> list[str]:
+    """The constant leading parts of a path (an f-string's text before its placeholder
+    ends the path at its folder)."""
+    parts: list[str] = []
+    for node in nodes:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            parts.append(node.value)
+            continue
+        break
+    return parts
+
+
+def data_files(src: Path, module_file: Path) -> set[Path]:
+    """Package files `module_file` opens besides modules: `files("whowhen...").joinpath(...)`
+    and `Path(__file__).parent / "x"` / `.with_name("x")` (the price table, the config
+    schema, the SQL, a sandboxed helper script), each file or the folder its path names."""
+    found: set[Path] = set()
+    for node in ast.walk(ast.parse(module_file.read_text(), filename=str(module_file))):
+        base: Path | None = None
+        parts: list[str] = []
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value
+            package = _files_call(owner)
+            if node.func.attr == "joinpath" and package and package.split(".")[0] == PACKAGE:
+                base, parts = src.joinpath(*package.split(".")), _path_parts(node.args)
+            elif node.func.attr == "with_name" and _is_here(owner):
+                base, parts = module_file.parent, _path_parts(node.args)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _is_here(node.left):
+            base, parts = module_file.parent, _path_parts([node.right])
+        if base is not None and parts:
+            path = base.joinpath(*parts)
+            found.add(path if path.exists() else path.parent)
+    return {p for p in found if p.exists() and p != src and p.is_relative_to(src)}
+
+
+def stage_scripts(rules: Rules, stage: str) -> list[Path]:
+    """The scripts (`script:` directives) the rules of the stage's rule file run."""
+    rule_file = rules.files[stage]
+    names = {
+        arg.value
+        for directives in rule_file.rules.values()
+        for arg in directives.get("script", [])
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+    }
+    return sorted((rule_file.path.parent / n).resolve() for n in names)
+
+
+def code_deps(root: Path, rules: Rules, stage: str) -> list[str]:
+    """The stage's code: its rule file, its scripts, every whowhen module they load and
+    the package data those modules open, found from the code itself, so the list cannot
+    fall behind it."""
+    scripts = stage_scripts(rules, stage)
     closure = code_closure(root / SRC, scripts)
+    data = set().union(*(data_files(root / SRC, f) for f in closure))
     return [
-        f"workflow/rules/{stage}.smk",
-        *(s.relative_to(root).as_posix() for s in scripts),
-        *_collapse(root, closure),
+        rules.files[stage].path.relative_to(root).as_posix(),
+        *(s.relative_to(root.resolve()).as_posix() for s in scripts),
+        *_collapse(root, closure | data),
     ]
+
+
+def _lookup(config: dict, key: Key) -> tuple[bool, object]:
+    """(present, value) of a key path in the config file."""
+    value: object = config
+    for part in key:
+        if not isinstance(value, dict) or part not in value:
+            return False, None
+        value = value[part]
+    return True, value
+
+
+def stage_params(rules: Rules, stage: str, config: dict) -> list[Key]:
+    """The stage's DVC params: the config keys its rules read, without those a shorter key
+    covers, and only those the config file holds (DVC refuses a missing key; once the file
+    gains one, `--check` fails until dvc.yaml is regenerated). Ordered as in the file."""
+    keys = rules.config_keys(stage)
+    if () in keys:  # the whole config: every section
+        keys = {(k,) for k in config}
+    kept = {
+        k
+        for k in keys
+        if not any(k[:n] in keys for n in range(1, len(k))) and _lookup(config, k)[0]
+    }
+    order = {name: i for i, name in enumerate(config)}
+    return sorted(kept, key=lambda k: (order[k[0]], k))
+
+
+def config_files(root: Path, config: dict, keys: list[Key]) -> list[str]:
+    """Project files the config values under `keys` name (the taxonomy file, a price table
+    set in `llm.prices`): a stage that reads the path reads the file."""
+    found: set[str] = set()
+    todo = [_lookup(config, k)[1] for k in keys]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, dict):
+            todo.extend(value.values())
+        elif isinstance(value, list):
+            todo.extend(value)
+        elif isinstance(value, str) and value and (root / value).is_file():
+            path = (root / value).resolve()
+            if path.is_relative_to(root.resolve()):
+                found.add(path.relative_to(root.resolve()).as_posix())
+    return sorted(found)
 
 
 def _snakemake(*args: str, root: Path) -> str:
@@ -208,15 +266,6 @@ def _snakemake(*args: str, root: Path) -> str:
     if proc.returncode != 0:
         raise SystemExit(f"snakemake {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
     return proc.stdout
-
-
-def rule_stages(root: Path) -> dict[str, str]:
-    """rule name -> stage, from which `workflow/rules/<stage>.smk` defines it."""
-    owner = {}
-    for stage in STAGE_ORDER:
-        text = (root / "workflow" / "rules" / f"{stage}.smk").read_text()
-        owner.update({m: stage for m in re.findall(r"^rule (\w+):", text, re.M)})
-    return owner
 
 
 def rule_outputs(summary: str) -> dict[str, set[str]]:
@@ -237,23 +286,28 @@ def rule_edges(rulegraph: str) -> set[tuple[str, str]]:
 
 
 def build(root: Path) -> dict:
-    owner = rule_stages(root)
+    rules = Rules(root)
+    owner = rules.owner()
+    config = yaml.safe_load((root / CONFIG).read_text()) or {}
     by_rule = rule_outputs(_snakemake("--summary", "--forceall", root=root))
     edges = rule_edges(_snakemake("--rulegraph", "--forceall", root=root))
     stages = {}
-    for stage in STAGE_ORDER:
-        rules = [r for r, s in owner.items() if s == stage]
-        target = f"{stage}_all" if f"{stage}_all" in rules else stage
-        outs = set().union(*(by_rule[r] for r in rules), EXTRA_OUTS.get(stage, ()))
+    for stage in rules.stages:
+        names = [r for r, s in owner.items() if s == stage]
+        target = f"{stage}_all" if f"{stage}_all" in names else stage
+        outs = set().union(*(by_rule[r] for r in names), EXTRA_OUTS.get(stage, ()))
         upstream = sorted(
-            {o for a, b in edges if b in rules and owner.get(a, stage) != stage for o in by_rule[a]}
+            {o for a, b in edges if b in names and owner.get(a, stage) != stage for o in by_rule[a]}
         )
-        plain = sorted(outs - METRICS)
+        keys = stage_params(rules, stage, config)
+        code = code_deps(root, rules, stage)
+        data = [*config_files(root, config, keys), *sorted(rules.source_paths(stage))]
+        deps = list(dict.fromkeys([*code, *data, *COMMON_DEPS, *upstream]))
         entry = {
             "cmd": f"snakemake {target} --cores 2",
-            "deps": [*code_deps(root, stage), *DATA_DEPS.get(stage, ()), *COMMON_DEPS, *upstream],
-            "params": [{CONFIG: STAGE_PARAMS[stage]}],
-            "outs": plain,
+            "deps": [d for d in deps if not any(p.as_posix() in deps for p in Path(d).parents)],
+            "params": [{CONFIG: [".".join(k) for k in keys]}],
+            "outs": sorted(outs - METRICS),
         }
         metrics = sorted(outs & METRICS)
         if metrics:
@@ -262,8 +316,41 @@ def build(root: Path) -> dict:
     return {"stages": stages, "plots": PLOTS}
 
 
-def render(root: Path) -> str:
-    return HEADER + yaml.safe_dump(build(root), sort_keys=False, width=100)
+def render(generated: dict) -> str:
+    """dvc.yaml's text."""
+    return HEADER + yaml.safe_dump(generated, sort_keys=False, width=100)
+
+
+def _listed(stage: dict, field: str) -> list[str]:
+    """A stage's deps, outs or params as plain names."""
+    if field == "params":
+        return [k for group in stage.get("params", []) for keys in group.values() for k in keys]
+    return [next(iter(x)) if isinstance(x, dict) else x for x in stage.get(field, [])]
+
+
+def differences(written: dict, generated: dict) -> list[str]:
+    """One line per way `written` (dvc.yaml as it is) differs from `generated` (what the
+    rules give), naming the stage and the key, dependency or output."""
+    old, new = written.get("stages") or {}, generated["stages"]
+    lines = [f"stage {s!r} is not in dvc.yaml" for s in new if s not in old]
+    lines += [f"stage {s!r} has no rule file" for s in old if s not in new]
+    for name in (s for s in new if s in old):
+        if old[name].get("cmd") != new[name]["cmd"]:
+            lines.append(f"stage {name!r}: cmd should be {new[name]['cmd']!r}")
+        for field, what in (
+            ("params", "config key"),
+            ("deps", "dependency"),
+            ("outs", "output"),
+            ("metrics", "metric"),
+        ):
+            have, want = _listed(old[name], field), _listed(new[name], field)
+            lines += [f"stage {name!r}: {what} {k!r} is missing" for k in want if k not in have]
+            lines += [
+                f"stage {name!r}: {what} {k!r} is listed, but the rules give no such {what}"
+                for k in have
+                if k not in want
+            ]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -271,9 +358,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if dvc.yaml is stale")
     parser.add_argument("--root", type=Path, default=Path.cwd())
     args = parser.parse_args(argv)
-    text, path = render(args.root), args.root / "dvc.yaml"
+    generated = build(args.root)
+    text, path = render(generated), args.root / "dvc.yaml"
     if args.check:
-        if not path.exists() or path.read_text() != text:
+        current = path.read_text() if path.exists() else ""
+        if current != text:
+            written = yaml.safe_load(current) or {}
+            for line in differences(written, generated) or ["its text differs (order, plots)"]:
+                print(f"dvc.yaml: {line}", file=sys.stderr)
             print("dvc.yaml is out of date: run `python -m whowhen.dvcgen`", file=sys.stderr)
             return 1
         print("dvc.yaml agrees with the Snakemake workflow")
