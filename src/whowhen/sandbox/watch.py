@@ -150,8 +150,8 @@ def _over_memory(
     """The tree's resident memory past twice the limit (it counts a page shared by two
     processes twice); with a memory cgroup, the kernel's OOM killer having acted in it;
     without one, the shared memory held past the limit or, with the resident memory,
-    past twice the limit. The two bwrap processes (outside and the namespace's init)
-    hold no file of the program's: their descriptors are not searched."""
+    past twice the limit. The processes the program cannot hand a file to (bwrap
+    outside and the namespace's init; the supervisor in the unsafe mode) are not searched."""
     rss = _rss_mb(tree)
     if memory is not None:
         return rss > 2 * limits.memory_mb or out_of_memory(memory)
