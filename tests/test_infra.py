@@ -30,6 +30,8 @@ from whowhen.rollouts import stage as rollouts_stage
 from whowhen.runtime import Action, run_episode
 from whowhen.runtime.infra import check_infra_share
 from whowhen.runtime.warm_start import warm_start
+from whowhen.sandbox import Limits
+from whowhen.sandbox import run as sandbox_run
 from whowhen.schema import CONTINUATIONS, FEEDBACK, RUNS, STEPS, empty, read_table
 from whowhen.standin.server import Behaviour, TestServer
 
@@ -334,3 +336,23 @@ def test_a_framework_run_whose_gateway_failed_is_an_outage() -> None:
     with Gateway() as gateway:
         run = run_framework(Plain(), env, (), {}, gateway, "r3", broken_listener, 5)
     assert is_infra(run.episode.end_reason), run.episode.end_reason
+
+
+def test_a_sandbox_that_does_not_start_is_an_outage_and_a_program_cannot_fake_one(
+    monkeypatch,
+) -> None:
+    """A program killing its own supervisor ends without a report, like a sandbox that
+    never started; only the second is an infrastructure failure."""
+    suicide = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nprint('x')"
+    result = sandbox_run.run_python(suicide, Limits(wall_s=10.0))
+    assert result.status == "error"
+    monkeypatch.setenv("WHOWHEN_BWRAP", "/bin/false")
+    monkeypatch.setitem(sandbox_run._probe, "error", None)  # as if it had started before
+    with pytest.raises(InfraError, match="the sandbox did not start"):
+        sandbox_run.run_python("print(1)")
+    bench = get_benchmark("arithmetic", {"n_tasks": 1})
+    task = bench.make_tasks({"n_tasks": 1}, 1)[0]
+    env = bench.make_env(task)
+    env.reset()
+    with pytest.raises(InfraError):
+        env.step(Action("assistant", "", "run_python", {"code": "print(2 + 2)"}))

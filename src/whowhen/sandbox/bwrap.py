@@ -29,7 +29,7 @@ import sysconfig
 from functools import lru_cache
 from pathlib import Path
 
-from whowhen.errors import WhowhenError
+from whowhen.errors import InfraError
 
 MODE_ENV = "WHOWHEN_SANDBOX"
 UNSAFE = "unsafe-local"
@@ -45,7 +45,7 @@ _INSIDE_ENV = {
 _mode: dict[str, bool] = {}
 
 
-class SandboxUnavailable(WhowhenError):
+class SandboxUnavailable(InfraError):
     """No isolation can start, and the config did not opt into the unsafe mode."""
 
 

@@ -19,7 +19,10 @@ STATUSES = (
     "memory_limit",
     "output_limit",
     "process_limit",
+    "sandbox_error",
 )
+"""`sandbox_error`: the sandbox itself did not start (the supervisor never ran); the
+caller raises `InfraError`, since no program was run to blame."""
 
 CPU_BOUND = 0.8
 """At the wall limit, a program whose time went to running or waiting for a CPU (this
@@ -89,6 +92,7 @@ class Observation:
     stderr: bytes
     truncated: bool
     wall_s: float
+    started: bool = True  # the supervisor said it was up (else the sandbox never started)
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,7 @@ def decide_status(obs: Observation, limits: Limits) -> str:
         return "cpu_limit" if obs.cpu_bound else "timeout"
     rep = obs.report
     if rep is None:
-        return "error"
+        return "error" if obs.started else "sandbox_error"
     if rep.signal in (signal.SIGXCPU, signal.SIGKILL) and rep.cpu_s >= CPU_SPENT * limits.cpu_s:
         return "cpu_limit"
     if rep.signal == signal.SIGXFSZ:

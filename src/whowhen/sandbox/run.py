@@ -12,6 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from whowhen.errors import InfraError
 from whowhen.sandbox import cgroup
 from whowhen.sandbox.bwrap import (
     bwrap_command,
@@ -105,7 +106,9 @@ def run_program(
     probe: bool = False,
 ) -> SandboxResult:
     """Run `entry[0]` (one of `files`) as `__main__` with `entry[1:]` as its arguments;
-    an argument that names one of `files` becomes that file's path inside the sandbox."""
+    an argument that names one of `files` becomes that file's path inside the sandbox.
+    Raises `InfraError` when the sandbox itself did not start (no program ran: there is
+    no outcome of the program's to report), except for the availability check."""
     with tempfile.TemporaryDirectory(prefix="whowhen-sandbox-") as tmp:
         how = launch(tmp, files, entry, limits, extra_ro, probe=probe)
         stdin_fd = os.memfd_create("stdin")
@@ -120,8 +123,12 @@ def run_program(
             os.close(stdin_fd)
             cgroup.remove_group(how.group)
             cgroup.remove_group(how.memory)
+    status = decide_status(obs, limits)
+    if status == "sandbox_error" and not probe:
+        why = next((ln for ln in obs.stderr.decode(errors="replace").splitlines() if ln), "")
+        raise InfraError(f"the sandbox did not start ({why[:200] or 'no report'})")
     return SandboxResult(
-        decide_status(obs, limits),
+        status,
         returncode(obs.report),
         _clip(obs.stdout, limits.output_bytes, obs.truncated),
         _clip(obs.stderr, limits.output_bytes, obs.truncated),

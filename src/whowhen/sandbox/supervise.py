@@ -9,7 +9,9 @@ file-size limit ends the program) and runs ENTRY as `__main__`: one interpreter 
 per sandboxed program, not two. The parent waits with `wait4` and writes one JSON line
 to REPORT_FD: exit code, signal, CPU seconds and peak RSS. The program never holds
 REPORT_FD, so it cannot write a report of its own; killing the supervisor ends the
-whole sandbox, which the parent reads as a failure.
+whole sandbox, which the parent reads as a failure. Before the fork it writes
+`started`: the parent tells a sandbox that could not start (an infrastructure failure)
+from a program that ended without a report.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ import builtins
 import os
 import resource
 import sys
+
+STARTED = b"started\n"
+"""Written to REPORT_FD before the program exists: a run without it never started (the
+sandbox could not be set up), which no program can fake by killing its supervisor."""
 
 
 def _undumpable() -> None:
@@ -71,6 +77,10 @@ def main(argv: list[str]) -> int:
     report_fd, cpu_s, memory, file_bytes = (int(a) for a in argv[1:5])
     program = argv[argv.index("--") + 1 :]
     _undumpable()  # before the fork: the child never runs dumpable supervisor code
+    try:  # noqa: SIM105 (contextlib: one more import for every sandboxed program)
+        os.write(report_fd, STARTED)  # the sandbox is up: what follows is the program's
+    except OSError:  # a long-lived worker's parent reads replies, not this pipe
+        pass
     pid = os.fork()
     if pid == 0:
         os.close(report_fd)

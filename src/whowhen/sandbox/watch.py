@@ -29,6 +29,7 @@ from pathlib import Path
 
 from whowhen.sandbox.cgroup import hit_cap, out_of_memory
 from whowhen.sandbox.limits import CPU_BOUND, Limits, Observation, Report
+from whowhen.sandbox.supervise import STARTED
 
 POLL_S = 0.01
 _PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -220,13 +221,15 @@ def watch(
             os.close(fd)
     proc.stdout.close()
     proc.stderr.close()
-    rep = _json_line(meta.get(report_fd))
+    raw = meta.get(report_fd)
+    started = raw.startswith(STARTED)
+    rep = _json_line(raw.removeprefix(STARTED))
     report = (
         Report(rep["exit_code"], rep["signal"], rep["cpu_s"], rep["max_rss_mb"]) if rep else None
     )
     return Observation(
         killed, busy, report, streams.get(out), streams.get(err), streams.overflow,
-        time.monotonic() - start,
+        time.monotonic() - start, started,
     )  # fmt: skip
 
 
