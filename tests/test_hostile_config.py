@@ -35,10 +35,13 @@ def _laughs(kind: str, levels: int = 9) -> str:
 
 PEAK = textwrap.dedent(
     """
-    import resource, sys
+    import re, sys
+    from pathlib import Path
     from whowhen.cli import main
     code = main(sys.argv[1:])
-    print("peak_mib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+    # VmHWM: this process's own peak; ru_maxrss would also count its parent's at the fork
+    status = Path("/proc/self/status").read_text()
+    print("peak_mib", int(re.search(r"VmHWM:\\s+(\\d+)", status).group(1)) // 1024)
     sys.exit(code)
     """
 )

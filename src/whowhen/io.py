@@ -5,7 +5,9 @@ expand to, so a hostile file costs one error line, not the stack or the memory."
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import os
 import re
@@ -255,3 +257,47 @@ def read_yaml(path: str | Path, what: str = "file") -> Any:
         limit = MAX_YAML_BYTES >> 20
         raise TooLarge(f"over {limit} MiB: too large for a YAML file, not read", path=source)
     return parse_yaml(data, path=source)
+
+
+CSV_CELL_LIMIT = 64 << 20
+"""Largest CSV cell read: a review sheet's trajectory cell holds a whole run, past the
+csv module's 128 KiB default."""
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""How a spreadsheet cell that it would run as a formula starts (OWASP's list)."""
+
+
+def sheet_cell(value: Any) -> Any:
+    """A value as a CSV cell a spreadsheet shows as text, never runs: one starting like a
+    formula gets a leading `'` (so does one starting with `'`, so `sheet_value` can undo
+    it exactly)."""
+    if isinstance(value, str) and value.startswith((*FORMULA_START, "'")):
+        return f"'{value}"
+    return value
+
+
+def sheet_value(cell: str) -> str:
+    """A cell's value as written before `sheet_cell` (a reviewer's `'-planner`, typed as
+    text, is `-planner`)."""
+    if cell.startswith("'") and cell[1:].startswith((*FORMULA_START, "'")):
+        return cell[1:]
+    return cell
+
+
+def csv_table(data: bytes, source: str) -> tuple[list[str], list[dict[str, str]]]:
+    """The header and rows of a CSV file (a spreadsheet's byte-order mark dropped); every
+    failure is a WhowhenError naming the file, and the line for what the csv module
+    cannot read."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise WhowhenError(not_utf8(exc), path=source) from None
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_CELL_LIMIT))
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        return list(reader.fieldnames or ()), list(reader)
+    except csv.Error as exc:
+        raise WhowhenError(
+            f"not readable as CSV ({preview(str(exc), quote=False)})",
+            path=source,
+            record=f"line {reader.line_num}",
+        ) from None

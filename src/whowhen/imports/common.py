@@ -129,21 +129,35 @@ _NOT_REGULAR = (
 )
 
 
-def regular_files(files: Iterable[Path], result: ImportResult) -> Iterator[Path]:
+def regular_files(
+    files: Iterable[Path], result: ImportResult, root: Path | None = None
+) -> Iterator[Path]:
     """The regular files among `files` (links followed), lazily so reports keep file order.
     Any other entry named like a data file is reported and skipped without being opened:
-    reading a FIFO waits for a writer forever, a device may never end."""
+    reading a FIFO waits for a writer forever, a device may never end. With `root` (the
+    input folder they were listed from), a file whose real path is outside it (a link out
+    of the folder, or into a linked folder elsewhere) is reported and skipped unread:
+    importing a folder reads that folder, never what its links point at."""
+    real_root = os.path.realpath(root) if root is not None else None
     for file in files:
         try:
             mode = os.stat(file).st_mode
         except OSError as exc:  # a dangling link, a name too long, no permission
             result.fail(WhowhenError(f"cannot read ({exc.strerror or exc})", path=str(file)))
             continue
-        if stat.S_ISREG(mode):
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _NOT_REGULAR if test(mode)), "not a file")
+            result.fail(WhowhenError(f"not a regular file ({kind}): not read", path=str(file)))
+        elif real_root is not None and not _within(os.path.realpath(file), real_root):
+            target = preview(os.path.realpath(file))
+            error = f"a link to {target}, outside the input folder: not read"
+            result.fail(WhowhenError(error, path=str(file)))
+        else:
             yield file
-            continue
-        kind = next((name for test, name in _NOT_REGULAR if test(mode)), "not a file")
-        result.fail(WhowhenError(f"not a regular file ({kind}): not read", path=str(file)))
+
+
+def _within(path: str, folder: str) -> bool:
+    return os.path.commonpath([path, folder]) == folder
 
 
 def base_run(

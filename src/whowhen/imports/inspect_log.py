@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from whowhen.errors import WhowhenError, preview
+from whowhen.imports.archive import check_inflated_size
 from whowhen.imports.common import ImportResult, base_run, regular_files, step_row
 from whowhen.schema import canonical_json, stable_id
 
@@ -340,9 +341,15 @@ def import_inspect(path: str | Path) -> ImportResult:
     files = log_files(Path(path))
     result.info = {"log_files": len(files)}
     taken: set[str] = set()
-    for file in regular_files(files, result):
+    root = Path(path) if Path(path).is_dir() else None
+    for file in regular_files(files, result, root):
         try:
+            if file.suffix == ".eval":  # a zip: its inflated size is checked before Inspect's
+                check_inflated_size(file)
             log = read_eval_log(str(file), resolve_attachments=True)
+        except WhowhenError as exc:
+            result.fail(exc)
+            continue
         except Exception as exc:  # a zip, JSON or schema error alike: not an Inspect log
             error = f"not a readable Inspect log ({type(exc).__name__}: {_first_line(exc)})"
             result.fail(WhowhenError(error, path=str(file)))

@@ -5,8 +5,6 @@ file, the row and the field; the good rows still label their runs."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -15,31 +13,36 @@ import polars as pl
 
 from whowhen.errors import WhowhenError, preview
 from whowhen.imports.common import ImportResult, label_row
+from whowhen.io import csv_table, load_json, not_utf8, parse_json, sheet_value
 from whowhen.schema import LABELS, to_arrow
 
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """The file's rows as dicts (CSV by its header, JSON list, or JSON Lines)."""
+    """The file's rows as dicts (CSV by its header, JSON list, or JSON Lines); a file that
+    cannot be read is a WhowhenError naming it (and the line, for JSON Lines)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise WhowhenError(f"cannot read ({exc.strerror or exc})", path=str(path)) from None
     if path.suffix == ".csv":
-        return list(csv.DictReader(io.StringIO(text)))
+        return csv_table(data, str(path))[1]
     try:
-        data = json.loads(text)
-    except ValueError:
-        data = None
-    if isinstance(data, list):
-        return [d if isinstance(d, dict) else {} for d in data]
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WhowhenError(not_utf8(exc), path=str(path)) from None
+    try:
+        whole = load_json(text)
+    except json.JSONDecodeError:
+        whole = None
+    except ValueError as exc:  # nested too deeply
+        raise WhowhenError(f"bad JSON ({exc})", path=str(path)) from None
+    if isinstance(whole, list):
+        return [d if isinstance(d, dict) else {} for d in whole]
     rows = []
     for number, line in enumerate(text.splitlines(), 1):
         if line.strip():
-            try:
-                row = json.loads(line)
-            except ValueError:
-                raise WhowhenError("bad JSON", path=str(path), record=f"line {number}") from None
+            row = parse_json(line, path=str(path), record=f"line {number}")
             rows.append(row if isinstance(row, dict) else {})
     return rows
 
@@ -77,10 +80,11 @@ SHEET = {"item_id": "run_id", "labelled_agent": "agent", "labelled_step": "step"
 
 
 def _from_sheet(raw: dict[str, Any]) -> dict[str, Any] | None:
-    """A review sheet row as a label row; None for one left blank."""
+    """A review sheet row as a label row (its cells as written before the sheet kept them
+    from reading as formulas); None for one left blank."""
     if "item_id" not in raw:
         return raw
-    row = {SHEET.get(k, k): v for k, v in raw.items()}
+    row = {SHEET.get(k, k): sheet_value(v) if isinstance(v, str) else v for k, v in raw.items()}
     if not str(row.get("agent") or "").strip() and not str(row.get("step") or "").strip():
         return None
     return row

@@ -16,13 +16,12 @@ Runs come without labels; `whowhen import ... --labels FILE` joins them.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from whowhen.errors import WhowhenError
-from whowhen.imports.common import ImportResult, base_run, step_row
+from whowhen.imports.common import ImportResult, base_run, regular_files, step_row
 from whowhen.imports.labels import read_rows
 from whowhen.imports.otel_messages import (
     Message,
@@ -34,6 +33,7 @@ from whowhen.imports.otel_messages import (
     tool_execution,
 )
 from whowhen.imports.otlp import Span, read_spans, trace_files
+from whowhen.io import load_json
 from whowhen.schema import canonical_json
 
 BENCHMARK = "otel"
@@ -218,7 +218,8 @@ def import_otel(path: str | Path, options: OtelOptions | None = None) -> ImportR
     result = ImportResult()
     errors: list[str] = []
     by_trace: dict[str, list[Span]] = {}
-    for file in trace_files(Path(path)):
+    root = Path(path) if Path(path).is_dir() else None
+    for file in regular_files(trace_files(Path(path)), result, root):
         for span in read_spans(file, errors):
             by_trace.setdefault(span.trace_id, []).append(span)
     for trace_id in sorted(by_trace):
@@ -236,8 +237,8 @@ def load_outcomes(path: str | Path) -> dict[str, bool]:
     """An outcomes file: a JSON object {trace id: success}, or rows (CSV, JSONL, a JSON
     list: `labels.read_rows`) with `trace_id` (or `run_id`) and `success`."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = load_json(Path(path).read_bytes())
+    except (OSError, ValueError):  # read_rows names what is wrong with the file
         data = None
     if isinstance(data, dict) and not {"trace_id", "run_id"} & set(data):
         return {str(k): _truthy(v) for k, v in data.items()}

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from whowhen.imports.otlp import Span
+from whowhen.io import load_json
 
 MODEL_OPERATIONS = ("chat", "text_completion", "generate_content", "completion")
 AGENT_OPERATIONS = ("invoke_agent", "create_agent")
@@ -52,7 +53,7 @@ def canonical(arguments: Any) -> str:
     """Tool arguments as canonical JSON (a JSON string is parsed first)."""
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments)
+            arguments = load_json(arguments)
         except ValueError:
             return json.dumps(arguments)
     return json.dumps(arguments, sort_keys=True, ensure_ascii=False)
@@ -105,7 +106,7 @@ def _genai(value: Any, key: str) -> list[Message]:
         return []
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = load_json(value)
         except ValueError:
             raise ValueError(f"{key} is not JSON") from None
     if not isinstance(value, list):
@@ -194,7 +195,7 @@ def _call_arguments(value: Any) -> Any:
     parsed = value
     if isinstance(value, str):
         try:
-            parsed = json.loads(value)
+            parsed = load_json(value)
         except ValueError:
             return value
     if isinstance(parsed, dict) and set(parsed) >= {"args", "kwargs"} and not parsed["args"]:

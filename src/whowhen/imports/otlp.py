@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from whowhen.errors import WhowhenError, preview
+from whowhen.io import load_json, not_utf8
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
 SUFFIXES = (".json", ".jsonl", ".ndjson")
@@ -104,32 +105,41 @@ def _span(raw: dict[str, Any], resource: dict[str, Any], source: str) -> Span:
     )
 
 
-def _requests(text: str, source: str) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed request) for a whole-file JSON or a JSON Lines file."""
+def _requests(data: bytes, source: str) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed request) for a whole-file JSON or a JSON Lines file; a
+    WhowhenError naming the file (and line) for bytes that are not UTF-8 or JSON, or
+    nesting past MAX_JSON_DEPTH."""
     try:
-        yield 0, json.loads(text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WhowhenError(not_utf8(exc), path=source) from None
+    try:
+        yield 0, load_json(text)
         return
     except json.JSONDecodeError:
         pass
+    except ValueError as exc:  # nested too deeply
+        raise WhowhenError(f"bad JSON ({exc})", path=source) from None
     for number, line in enumerate(text.splitlines(), 1):
         if line.strip():
             try:
-                yield number, json.loads(line)
+                yield number, load_json(line)
             except json.JSONDecodeError as exc:
                 raise WhowhenError(f"line {number}: bad JSON ({exc.msg})", path=source) from None
+            except ValueError as exc:
+                raise WhowhenError(f"line {number}: bad JSON ({exc})", path=source) from None
 
 
 def read_spans(path: Path, errors: list[str]) -> list[Span]:
     """Every readable span of one file; a bad span or file adds one line to `errors`."""
     source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-        requests = list(_requests(text, source))
+        requests = list(_requests(path.read_bytes(), source))
     except WhowhenError as exc:
         errors.append(str(exc))
         return []
-    except (OSError, UnicodeDecodeError) as exc:
-        errors.append(str(WhowhenError(f"cannot read ({exc})", path=source)))
+    except OSError as exc:
+        errors.append(str(WhowhenError(f"cannot read ({exc.strerror or exc})", path=source)))
         return []
     spans: list[Span] = []
     for line, request in requests:

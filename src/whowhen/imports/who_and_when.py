@@ -227,7 +227,7 @@ def import_who_and_when(
     result = ImportResult()
     result.info = {"subset": subset or "detected", "tool_speakers": speakers}
     taken: set[str] = set()
-    for file in regular_files(json_files(Path(path)), result):
+    for file in regular_files(json_files(Path(path)), result, root=Path(path)):
         source = str(file)
         try:
             data = parse_json(file.read_bytes(), path=source)
