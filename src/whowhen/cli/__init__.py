@@ -26,6 +26,7 @@ import sys
 
 from whowhen import __version__
 from whowhen.cli import commands, defaults, scoring, tracer_cmd
+from whowhen.cli.terminal import inert_output
 from whowhen.errors import WhowhenError
 
 
@@ -326,17 +327,20 @@ head`), so `set -o pipefail` can tell that the output was cut short."""
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        code = args.func(args)
-        sys.stdout.flush()  # here, not at exit, where a closed pipe would print a traceback
-        return code
-    except WhowhenError as exc:
-        for line in str(exc).splitlines() or [""]:  # one line per problem (a mapping's fields)
-            print(f"error: {line}", file=sys.stderr)
-        return 1
-    except BrokenPipeError:
-        return _pipe_closed()
+    """Run one command; everything it prints goes out inert (`terminal.inert`): data
+    quoted in a trajectory, a table or an error line cannot drive the terminal."""
+    with inert_output():
+        args = build_parser().parse_args(argv)
+        try:
+            code = args.func(args)
+            sys.stdout.flush()  # here, not at exit, where a closed pipe would print a traceback
+            return code
+        except WhowhenError as exc:
+            for line in str(exc).splitlines() or [""]:  # one line per problem (a mapping's)
+                print(f"error: {line}", file=sys.stderr)
+            return 1
+        except BrokenPipeError:
+            return _pipe_closed()
 
 
 def _pipe_closed() -> int:

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from whowhen.cli.terminal import inert
 from whowhen.errors import WhowhenError
+from whowhen.io import inside
 from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, read_table, read_tables, write_table
 
 if TYPE_CHECKING:
@@ -33,9 +35,10 @@ def attributor_names() -> list[str]:
 
 
 def format_table(frame: pl.DataFrame, digits: int = 3) -> str:
-    """Plain aligned text: readable in a terminal and in a log file."""
-    cells = [[str(c) for c in frame.columns]] + [
-        [f"{v:.{digits}f}" if isinstance(v, float) else str(v) for v in row]
+    """Plain aligned text: readable in a terminal and in a log file (names from data made
+    inert before the columns are measured)."""
+    cells = [[inert(str(c)) for c in frame.columns]] + [
+        [f"{v:.{digits}f}" if isinstance(v, float) else inert(str(v)) for v in row]
         for row in frame.iter_rows()
     ]
     widths = [max(len(r[i]) for r in cells) for i in range(len(frame.columns))]
@@ -215,7 +218,8 @@ def attribute_cmd(args: argparse.Namespace) -> int:
         return 1
     else:
         predictions = attribute(tables["runs"], tables["steps"], name, args.seed, tables["labels"])
-    out = write_table(predictions, PREDICTIONS, Path(args.data) / "predictions" / f"{name}.parquet")
+    path = inside(Path(args.data) / "predictions", f"{name}.parquet")  # `--name` is free text
+    out = write_table(predictions, PREDICTIONS, path)
     print(
         f"{name}: {predictions.height} predictions "
         f"({int((~predictions['parse_ok']).sum())} without a usable answer) -> {out}"

@@ -2,7 +2,9 @@
 
 So built datasets can be fed to tools written for Who&When, and so an export →
 import round trip checks that labels survive exactly. File names are the run id (a
-hash): nothing in a name reveals the injected step or mode.
+hash): nothing in a name reveals the injected step or mode. An id that is not a plain
+name (`../../x`, `a/b`: a dataset folder can come from anyone) is written under a slug
+and hash of it, inside the output folder.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-from whowhen.io import atomic_path, write_text
+from whowhen.io import atomic_path, inside, safe_file_name, write_text
 
 
 def _content(row: dict) -> str:
@@ -29,7 +31,7 @@ def to_who_and_when(runs: pl.DataFrame, steps: pl.DataFrame, labels: pl.DataFram
     joined = labels.join(runs, on="run_id", how="inner", suffix="_run")
     for row in joined.sort("run_id").iter_rows(named=True):
         history = by_run.get(row["run_id"], steps.clear())
-        out[f"{row['run_id']}.json"] = {
+        out[safe_file_name(row["run_id"], ".json")] = {
             "question": row["question"] or "",
             "question_ID": row["task_id"],
             "ground_truth": row["gold_answer"],
@@ -50,7 +52,7 @@ def export_who_and_when(
 ) -> list[Path]:
     records = to_who_and_when(runs, steps, labels)
     return [
-        write_text(Path(out_dir) / name, json.dumps(rec, indent=2, ensure_ascii=False))
+        write_text(inside(out_dir, name), json.dumps(rec, indent=2, ensure_ascii=False))
         for name, rec in records.items()
     ]
 
@@ -102,7 +104,7 @@ def export_hf(
         table = table.with_columns(pl.lit("train").alias("split"))
     paths = []
     for split in sorted(set(table["split"].drop_nulls())):
-        path = Path(out_dir) / "data" / f"{split}.parquet"
+        path = inside(Path(out_dir) / "data", safe_file_name(split, ".parquet"))
         with atomic_path(path) as tmp:
             table.filter(pl.col("split") == split).drop("split").write_parquet(
                 tmp, statistics=False

@@ -17,8 +17,8 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.errors import WhowhenError
-from whowhen.io import atomic_path
+from whowhen.errors import WhowhenError, preview
+from whowhen.io import atomic_path, csv_table, sheet_cell, sheet_value
 
 VERDICTS = ("yes", "no", "unsure")
 SHEET_COLUMNS = (
@@ -102,45 +102,49 @@ def export_sheet(
         writer = csv.DictWriter(handle, SHEET_COLUMNS)
         writer.writeheader()
         for row in items.iter_rows(named=True):
-            writer.writerow(
-                {
-                    "item_id": row["run_id"],
-                    "benchmark": row["benchmark"],
-                    "system": row["system"],
-                    "mode": row["mode"],
-                    "labelled_agent": row["decisive_agent"],
-                    "labelled_step": row["decisive_step"],
-                    "question": row["question"],
-                    "trajectory": _trajectory(
-                        steps.filter(pl.col("run_id") == row["run_id"]), row["decisive_step"]
-                    ),
-                    "verdict": "",
-                    "reviewer": "",
-                    "notes": "",
-                }
-            )
+            cells = {
+                "item_id": row["run_id"],
+                "benchmark": row["benchmark"],
+                "system": row["system"],
+                "mode": row["mode"],
+                "labelled_agent": row["decisive_agent"],
+                "labelled_step": row["decisive_step"],
+                "question": row["question"],
+                "trajectory": _trajectory(
+                    steps.filter(pl.col("run_id") == row["run_id"]), row["decisive_step"]
+                ),
+                "verdict": "",
+                "reviewer": "",
+                "notes": "",
+            }
+            writer.writerow({k: sheet_cell(v) for k, v in cells.items()})
     return items.height
 
 
 def read_sheet(path: str | Path) -> list[dict[str, str]]:
-    """A filled sheet's rows; a missing column or an unknown verdict names file, row, field."""
+    """A filled sheet's rows, each cell as written before the sheet kept it from reading
+    as a formula; a missing column or an unknown verdict names file, row, field."""
     path = Path(path)
-    with open(path, newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing = {"item_id", "mode", "verdict"} - set(reader.fieldnames or ())
-        if missing:
-            raise WhowhenError(f"missing columns {sorted(missing)}", path=str(path))
-        rows = []
-        for i, row in enumerate(reader, start=2):
-            verdict = (row.get("verdict") or "").strip().lower()
-            if verdict not in VERDICTS:
-                raise WhowhenError(
-                    f"verdict {row.get('verdict')!r} is not one of {', '.join(VERDICTS)}",
-                    path=str(path),
-                    record=f"row {i}",
-                    field="verdict",
-                )
-            rows.append({**row, "verdict": verdict, "reviewer": row.get("reviewer") or path.stem})
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise WhowhenError(f"cannot read ({exc.strerror or exc})", path=str(path)) from None
+    header, sheet = csv_table(data, str(path))
+    missing = {"item_id", "mode", "verdict"} - set(header)
+    if missing:
+        raise WhowhenError(f"missing columns {sorted(missing)}", path=str(path))
+    rows = []
+    for i, raw in enumerate(sheet, start=2):
+        row = {k: sheet_value(v) if isinstance(v, str) else v for k, v in raw.items()}
+        verdict = (row.get("verdict") or "").strip().lower()
+        if verdict not in VERDICTS:
+            raise WhowhenError(
+                f"verdict {preview(row.get('verdict'))} is not one of {', '.join(VERDICTS)}",
+                path=str(path),
+                record=f"row {i}",
+                field="verdict",
+            )
+        rows.append({**row, "verdict": verdict, "reviewer": row.get("reviewer") or path.stem})
     return rows
 
 
