@@ -140,3 +140,55 @@ def test_the_workflow_refuses_an_alias_bomb_config_in_one_line(tmp_path: Path) -
     assert len(lines) == 1 and "config/config.yaml" in lines[0] and "alias" in lines[0], (
         proc.stderr[-3000:]
     )
+
+
+LOADER = textwrap.dedent(
+    """
+    import re, sys
+    from pathlib import Path
+    from whowhen.errors import WhowhenError
+    from whowhen.models.spec import load_prices
+    from whowhen.taxonomy import load_taxonomy
+    load = {"taxonomy": load_taxonomy, "prices": load_prices}[sys.argv[1]]
+    try:
+        load(sys.argv[2])
+    except WhowhenError as exc:
+        print(str(exc)[:500])
+    status = Path("/proc/self/status").read_text()
+    print("peak_mib", int(re.search(r"VmHWM:\\s+(\\d+)", status).group(1)) // 1024)
+    """
+)
+
+
+def _taxonomy_bomb(levels: int) -> str:
+    """A taxonomy whose modes are the anchors themselves: each is a list, not a mode, and
+    the schema's error message quotes it whole."""
+    lines = ["version: 1", "categories: {a: b}", "modes:"]
+    for i in range(levels + 1):
+        items = ["lol"] * 9 if i == 0 else [f"*a{i - 1}"] * 9
+        lines.append(f"  - &a{i} [{', '.join(items)}]")
+    return "\n".join(lines) + "\n"
+
+
+def _prices_bomb(levels: int) -> str:
+    """A price table whose model family is the bomb (the table takes it as text)."""
+    body = _laughs("list", levels).replace(f"seed: *a{levels}\n", "")
+    return body + f"models:\n  m: {{input: 1, output: 1, family: *a{levels}}}\n"
+
+
+@pytest.mark.parametrize("loader", ["taxonomy", "prices"])
+def test_every_yaml_file_a_user_names_is_read_bounded(loader: str, tmp_path: Path) -> None:
+    """The taxonomy file (`taxonomy.file`, `--taxonomy`) and a price table (`--prices`)
+    are read by the same bounded loader as the config (7 levels here: 4.8 million values,
+    enough to show the unbounded readers' cost without exhausting the machine)."""
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(_taxonomy_bomb(7) if loader == "taxonomy" else _prices_bomb(7))
+    argv = [sys.executable, "-c", LOADER, loader, str(bomb)]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"reading a {loader} file still running after 30 s")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    message, peak = proc.stdout.rsplit("peak_mib", 1)
+    assert message.startswith(f"{bomb}: refused: ") and "alias" in message, message
+    assert int(peak) < 300, f"peak {peak} MiB"

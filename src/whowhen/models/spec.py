@@ -19,9 +19,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from whowhen.errors import WhowhenError
+from whowhen.io import read_yaml
 from whowhen.models.prices import DEFAULT_PRICES
 from whowhen.models.provider import ModelSpec, known, provider_kind
 from whowhen.models.types import Usage
@@ -96,7 +95,7 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
     path = DEFAULT_PRICES if path is None else Path(path)
     if not path.exists():
         raise WhowhenError("price table not found", path=str(path))
-    data = yaml.safe_load(path.read_text()) or {}
+    data = read_yaml(path) or {}  # bounded: aliases, size
     prices = {}
     for model_id, entry in (data.get("models") or {}).items():
         try:

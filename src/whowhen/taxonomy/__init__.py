@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 
 from whowhen.errors import WhowhenError
+from whowhen.io import read_yaml
 
 TAXONOMY_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -122,11 +122,7 @@ def load_taxonomy(path: str | Path) -> Taxonomy:
     path = Path(path)
     if not path.exists():
         raise WhowhenError("taxonomy file not found", path=str(path))
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise WhowhenError(f"not valid YAML ({str(exc).splitlines()[0]})", path=str(path)) from None
-    return parse_taxonomy(data, str(path))
+    return parse_taxonomy(read_yaml(path), str(path))  # bounded: aliases, size
 
 
 from whowhen.taxonomy.overview import failure_overview, mode_overview  # noqa: E402
