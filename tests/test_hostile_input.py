@@ -360,3 +360,18 @@ def test_links_out_of_an_inspect_log_folder_are_skipped_unread(
     code, _, err = _run_cli(["import", "inspect", str(folder), "-o", str(tmp_path / "o")], capsys)
     assert code == 1
     _one_line_naming(err, folder / "x.json", "skipped:", "outside")
+
+
+@pytest.mark.parametrize("manifest", [_deep().encode(), b'{"tool_speakers": ["\xff"]}'])
+def test_show_reads_a_dataset_manifest_bounded(
+    manifest: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`show` reads the manifest.json a dataset folder came with (someone else's, maybe)."""
+    (tmp_path / "t.json").write_text(_trace(_span()))
+    data = tmp_path / "ds"
+    assert main(["import", "otel", str(tmp_path / "t.json"), "-o", str(data)]) == 0
+    (data / "manifest.json").write_bytes(manifest)
+    capsys.readouterr()
+    code, _, err = _run_cli(["show", "ab", "--data", str(data)], capsys)
+    assert code == 1
+    _one_line_naming(err, data / "manifest.json", "error: ")

@@ -12,7 +12,7 @@ import polars as pl
 
 from whowhen.cli.terminal import inert
 from whowhen.errors import WhowhenError
-from whowhen.io import inside
+from whowhen.io import inside, parse_json
 from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, read_table, read_tables, write_table
 
 if TYPE_CHECKING:
@@ -331,12 +331,11 @@ def show_cmd(args: argparse.Namespace) -> int:
 def _tool_speakers(folder: Path, run: dict, steps: pl.DataFrame) -> list[str]:
     """An import's tool-output speakers (its manifest's; for a Who&When import without
     one, the speakers of this run's observations). Built data has none to name."""
-    import json
-
     manifest = folder / "manifest.json"
     if manifest.is_file():
-        data = json.loads(manifest.read_text())
-        return list(data.get("tool_speakers") or []) if isinstance(data, dict) else []
+        data = parse_json(manifest.read_bytes(), path=str(manifest))
+        speakers = data.get("tool_speakers") if isinstance(data, dict) else None
+        return [str(s) for s in speakers] if isinstance(speakers, list) else []
     if run["benchmark"] != "who_and_when":
         return []
     seen = steps.filter(pl.col("kind") == "observation").sort("step")["actor"]
