@@ -107,9 +107,9 @@ def load_json(data: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> Any:
     try:
         value = json.loads(text)
     except RecursionError:
-        raise ValueError(f"nested too deeply (over {max_depth} levels)") from None
+        raise ValueError(f"nested too deeply: over {max_depth} levels") from None
     if too_deep(value, max_depth):
-        raise ValueError(f"nested too deeply (over {max_depth} levels)")
+        raise ValueError(f"nested too deeply: over {max_depth} levels")
     return value
 
 
