@@ -86,6 +86,10 @@ readers, canonical JSON, repr) recurses once per level, so a bound here keeps ev
 later step inside the stack."""
 
 
+class TooDeep(ValueError):
+    """JSON nested past MAX_JSON_DEPTH."""
+
+
 def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
     """Whether `value` nests lists and dicts deeper than `limit` levels (walked without
     recursion, containers only)."""
@@ -101,15 +105,15 @@ def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
 
 
 def load_json(data: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """json.loads bounded in depth: a ValueError (never a RecursionError) for nesting past
-    `max_depth`, a UnicodeDecodeError for bytes that are not UTF-8."""
+    """json.loads bounded in depth: TooDeep (a ValueError, never a RecursionError) for
+    nesting past `max_depth`, a UnicodeDecodeError for bytes that are not UTF-8."""
     text = data.decode("utf-8") if isinstance(data, bytes) else data
     try:
         value = json.loads(text)
     except RecursionError:
-        raise ValueError(f"nested too deeply: over {max_depth} levels") from None
+        raise TooDeep(f"nested too deeply: over {max_depth} levels") from None
     if too_deep(value, max_depth):
-        raise ValueError(f"nested too deeply: over {max_depth} levels")
+        raise TooDeep(f"nested too deeply: over {max_depth} levels")
     return value
 
 
@@ -129,7 +133,9 @@ def parse_json(data: bytes | str, **where: str) -> Any:
         raise WhowhenError(f"bad JSON ({line}{exc.msg})", **where) from None
     except UnicodeDecodeError as exc:
         raise WhowhenError(not_utf8(exc), **where) from None
-    except ValueError as exc:  # too deep; json raises a plain ValueError for a long integer
+    except TooDeep as exc:
+        raise WhowhenError(f"bad JSON ({exc})", **where) from None
+    except ValueError as exc:  # json raises a plain ValueError for an over-long integer
         raise WhowhenError(f"bad JSON ({str(exc).split(':')[0]})", **where) from None
 
 
