@@ -24,6 +24,7 @@ from pathlib import Path
 import yaml
 
 from whowhen.dvcrules import Key, Rules
+from whowhen.io import parse_yaml, read_yaml
 
 CONFIG = "config/config.yaml"
 COMMON_DEPS = [
@@ -288,7 +289,7 @@ def rule_edges(rulegraph: str) -> set[tuple[str, str]]:
 def build(root: Path) -> dict:
     rules = Rules(root)
     owner = rules.owner()
-    config = yaml.safe_load((root / CONFIG).read_text()) or {}
+    config = read_yaml(root / CONFIG, "config") or {}
     by_rule = rule_outputs(_snakemake("--summary", "--forceall", root=root))
     edges = rule_edges(_snakemake("--rulegraph", "--forceall", root=root))
     stages = {}
@@ -363,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         current = path.read_text() if path.exists() else ""
         if current != text:
-            written = yaml.safe_load(current) or {}
+            written = parse_yaml(current, path=str(path)) or {}
             for line in differences(written, generated) or ["its text differs (order, plots)"]:
                 print(f"dvc.yaml: {line}", file=sys.stderr)
             print("dvc.yaml is out of date: run `python -m whowhen.dvcgen`", file=sys.stderr)

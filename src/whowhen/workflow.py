@@ -16,6 +16,7 @@ from typing import Any
 
 from whowhen import sandbox
 from whowhen.errors import WhowhenError
+from whowhen.terminal import inert
 
 
 def _named(obj: Any) -> dict[str, Any]:
@@ -27,15 +28,23 @@ Stage = Callable[[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]
 """A stage entry point: (params, inputs, outputs, wildcards) of one Snakemake job."""
 
 
+class _InertFormatter(logging.Formatter):
+    """Log lines with control characters escaped (`whowhen.terminal.inert`): an error
+    line that quotes a trace's text must not drive the terminal that shows it."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return inert(super().format(record))
+
+
 def run_stage(smk: Any, stage: Stage) -> None:
     """Entry point for `workflow/scripts/<rule>.py`: run `stage` on the job `smk`."""
     name = smk.rule
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if smk.log:
         handlers.append(logging.FileHandler(smk.log[0], mode="w"))
-    logging.basicConfig(
-        level=logging.INFO, handlers=handlers, force=True, format=f"[{name}] %(message)s"
-    )
+    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True)
+    for handler in handlers:  # a stage quotes data (ids, reasons) into a terminal or a log
+        handler.setFormatter(_InertFormatter(f"[{name}] %(message)s"))
     for name in ("httpx", "httpx2"):  # the HTTP clients the SDKs use: not a line per call
         logging.getLogger(name).setLevel(logging.WARNING)
     config = getattr(smk, "config", {})

@@ -26,8 +26,8 @@ import sys
 
 from whowhen import __version__
 from whowhen.cli import commands, defaults, scoring, tracer_cmd
-from whowhen.cli.terminal import inert_output
 from whowhen.errors import WhowhenError
+from whowhen.terminal import inert_output
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from whowhen.cli.terminal import inert
 from whowhen.errors import WhowhenError
 from whowhen.io import inside, parse_json
 from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, read_table, read_tables, write_table
+from whowhen.terminal import inert
 
 if TYPE_CHECKING:
     from whowhen.imports.common import ImportResult
