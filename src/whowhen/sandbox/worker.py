@@ -29,9 +29,12 @@ from typing import BinaryIO
 from whowhen.errors import WhowhenError
 from whowhen.sandbox.limits import Limits, Observation, Report, decide_status
 from whowhen.sandbox.run import launch
+from whowhen.sandbox.supervise import STARTED
 
 _MAX_REPLY = 1 << 20
 _STDERR_TAIL = 4096
+_REPORT_WAIT_S = 10.0
+"""How long a worker that died may take to be reported on by its supervisor."""
 
 KINDS = ("timeout", "died", "memory_limit", "start", "protocol")
 
@@ -123,9 +126,9 @@ class Worker:
 
     def _failure(self, why: str) -> WorkerFailed:
         """Kill the worker, read how it ended, and say so in one line."""
-        proc = self._proc
-        exited = proc is not None and why == "died" and _wait(proc, 2.0)
-        report = self._report() if exited else None
+        started, report = True, None
+        if why == "died":
+            started, report = self._report(time.monotonic() + _REPORT_WAIT_S)
         stderr = self._stderr_tail()
         self.close()
         kind = why
@@ -133,7 +136,7 @@ class Worker:
             obs = Observation(None, False, report, b"", b"", False, 0.0)
             if decide_status(obs, self.limits) == "memory_limit":
                 kind = "memory_limit"
-        if kind in ("died", "protocol") and not self._answered:
+        if kind in ("died", "protocol") and not (self._answered and started):
             kind = "start"
         parts = [_account(report)] if report is not None else []
         if why == "timeout":
@@ -142,19 +145,33 @@ class Worker:
             parts.append(f"stderr: {stderr}")
         return WorkerFailed(kind, "; ".join(parts))
 
-    def _report(self) -> Report | None:
-        """The supervisor's account of the worker (exit code, signal, CPU, peak memory)."""
+    def _report(self, deadline: float) -> tuple[bool, Report | None]:
+        """Whether the supervisor said it started, and its account of the worker (exit
+        code, signal, CPU, peak memory) written when the worker ended (None if it does not
+        come by `deadline`)."""
         if self._report_r is None:
-            return None
+            return False, None
         data = b""
-        with contextlib.suppress(OSError):
-            while chunk := os.read(self._report_r, 4096):
-                data += chunk
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([self._report_r], [], [], left)
+            if not ready:
+                break
+            try:
+                chunk = os.read(self._report_r, 4096)
+            except BlockingIOError:
+                continue
+            except OSError:
+                break
+            if not chunk:
+                break
+            data += chunk
+        started = data.startswith(STARTED)
         try:
-            rep = json.loads(data.decode("utf-8", "replace").splitlines()[0])
-            return Report(rep["exit_code"], rep["signal"], rep["cpu_s"], rep["max_rss_mb"])
+            line = data.removeprefix(STARTED).decode("utf-8", "replace").splitlines()[0]
+            rep = json.loads(line)
+            return started, Report(rep["exit_code"], rep["signal"], rep["cpu_s"], rep["max_rss_mb"])
         except (ValueError, IndexError, KeyError, TypeError):
-            return None
+            return started, None
 
     def _stderr_tail(self) -> str:
         """The last line the worker wrote to stderr (a traceback ends with the error)."""
@@ -212,15 +229,6 @@ class Worker:
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
-
-
-def _wait(proc: subprocess.Popen, timeout_s: float) -> bool:
-    """Whether `proc` (bwrap, which ends when the supervisor does) ended within the time."""
-    try:
-        proc.wait(timeout_s)
-    except subprocess.TimeoutExpired:
-        return False
-    return True
 
 
 def _account(report: Report) -> str:
