@@ -340,9 +340,9 @@ def test_a_query_that_allocates_gigabytes_is_bounded() -> None:
 
 def test_sql_worker_keeps_a_bounded_number_of_tables() -> None:
     """The worker holds at most MAX_TABLES task tables (least recently used dropped, sent
-    again when needed): unbounded, about 375 tables outgrew its address space and queries
-    answered with an out-of-memory error, recorded as observations (500 tables: 6 errors
-    before, 0 after)."""
+    again when needed): held in DuckDB's memory, about 375 tables outgrew its address
+    space and queries answered with an out-of-memory error, recorded as observations; in
+    the worker's file they take its disk, which is bounded too."""
     from whowhen.benchmarks.table_qa.env import SqlSandbox
     from whowhen.benchmarks.table_qa.tasks import make_table
 

@@ -21,8 +21,9 @@ from whowhen.benchmarks.table_qa.tasks import (
     REGIONS,
     make_table,
 )
+from whowhen.errors import InfraError, preview
 from whowhen.sandbox import Limits
-from whowhen.sandbox.worker import Worker
+from whowhen.sandbox.worker import Worker, WorkerFailed
 from whowhen.tools import FINAL_ANSWER_TOOL, format_number
 
 TOOL_SPECS = (
@@ -48,7 +49,10 @@ SQL_TIME_LIMIT_S = 5.0
 SQL_MEMORY = "256MB"
 SQL_LIMITS = Limits(wall_s=SQL_TIME_LIMIT_S, cpu_s=3600, memory_mb=1024, disk_mb=16)
 """The worker's sandbox: DuckDB's own cap is 256 MB; the address space is capped at 1 GB
-for whatever DuckDB allocates outside it (one huge string, say)."""
+for whatever DuckDB allocates outside it (one huge string, say). The tables' file takes
+about 20 KB of the 16 MB disk per table."""
+SETUP_TIMEOUT_S = 30.0
+"""How long a table setup or drop may take before the worker counts as broken."""
 _TYPES = {pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Int32: "INTEGER", pl.Float64: "DOUBLE"}
 
 
@@ -57,7 +61,7 @@ def _duckdb_files() -> tuple[str, tuple[str, ...]]:
     native module and its metadata, which it reads for its version)."""
     spec = importlib.util.find_spec("duckdb")  # found, not imported: the worker imports it
     if spec is None or spec.origin is None:
-        raise ImportError("duckdb is not installed (pip install -e .)")
+        raise InfraError("the SQL worker cannot start: duckdb is not installed (pip install -e .)")
     package = Path(spec.origin).parent
     site = package.parent
     extra = [*site.glob("_duckdb*.so"), *site.glob("duckdb-*.dist-info")]
@@ -66,19 +70,23 @@ def _duckdb_files() -> tuple[str, tuple[str, ...]]:
 
 class SqlSandbox:
     """The agent's SQL runs in a sandboxed DuckDB worker, never in this process: every
-    query is bounded in time and memory whatever operator it uses, and the worker
-    cannot see a file. Tables are sent to the worker once per worker process, and at most
-    `MAX_TABLES` stay there (the least recently used is dropped): a table holds memory
-    blocks of its own, and a few hundred tasks' tables made queries fail with an
-    out-of-memory error that was then recorded as the observation (a paper-scale build's
-    prefix drifts)."""
+    query is bounded in time and memory whatever operator it uses, the worker cannot see
+    a file, and the tables it holds are read-only to the agent's SQL (see `sql_worker`).
+    Tables are sent to the worker once per worker process, and at most `MAX_TABLES` stay
+    there (the least recently used is dropped): they live in a file, not in DuckDB's
+    memory, where a few hundred tasks' tables had made queries fail with an out-of-memory
+    error that was then recorded as the observation.
 
-    MAX_TABLES = 16
+    A worker that does not start or does not answer a table setup raises `InfraError`
+    (the run is the infrastructure's failure, not the agent's); what the agent's query
+    causes (an SQL error, its time or memory limit) is its observation."""
 
-    def __init__(self) -> None:
-        site, binds = _duckdb_files()
+    MAX_TABLES = 256
+
+    def __init__(self, site: str | None = None) -> None:
+        found, binds = _duckdb_files()
         script = str(Path(__file__).with_name("sql_worker.py"))
-        args = [site, SQL_MEMORY, str(SQL_TIME_LIMIT_S)]
+        args = [site or found, SQL_MEMORY, str(SQL_TIME_LIMIT_S)]
         self.worker = Worker(script, args, SQL_LIMITS, binds)
         self._sent: dict[str, None] = {}  # tables in the worker, least recently used first
         self._generation = -1
@@ -95,35 +103,79 @@ class SqlSandbox:
         return key
 
     def query(self, table: pl.DataFrame, query: str, max_rows: int, time_limit_s: float) -> dict:
+        """The worker's reply: a result (`names`, `rows`), `error`, `timeout` or `memory`."""
         with self._lock:
             return self._query(table, query, max_rows, time_limit_s)
 
     def _query(self, table: pl.DataFrame, query: str, max_rows: int, time_limit_s: float) -> dict:
         key = self._key(table)
-        generation = self.worker.started()
+        try:
+            generation = self.worker.started()
+        except WorkerFailed as exc:
+            raise InfraError(f"the SQL worker did not start: {exc.detail}") from None
         if self._generation != generation:
             self._sent, self._generation = {}, generation
         if key not in self._sent:
             while len(self._sent) >= self.MAX_TABLES:
                 old = next(iter(self._sent))
-                if self.worker.ask({"drop": old}, 30.0) is None:
-                    return {"error": "the SQL sandbox did not answer"}
+                self._setup({"drop": old}, "drop a table")
                 del self._sent[old]
             cols = [[c, _TYPES.get(t.base_type(), "VARCHAR")] for c, t in table.schema.items()]
-            setup = {"table": key, "columns": cols, "rows": table.rows()}
-            if self.worker.ask(setup, 30.0) is None:
-                return {"error": "the SQL sandbox did not start"}
+            self._setup({"table": key, "columns": cols, "rows": table.rows()}, "store a table")
         self._sent.pop(key, None)
         self._sent[key] = None
         req = {"query": query, "table": key, "max_rows": max_rows, "time_limit_s": time_limit_s}
-        reply = self.worker.ask(req, time_limit_s + 1)
-        return {"timeout": True} if reply is None else reply
+        try:
+            reply = self.worker.ask(req, time_limit_s + 1)
+        except WorkerFailed as exc:
+            if exc.kind == "timeout":
+                return {"timeout": True}
+            if exc.kind == "memory_limit":
+                return {"memory": True}
+            raise InfraError(
+                f"the SQL worker {_failed(exc)} during a query: {exc.detail}"
+            ) from None
+        if "fault" in reply:
+            raise InfraError(f"the SQL worker failed to run a query: {reply['fault']}")
+        return reply
+
+    def _setup(self, request: dict, what: str) -> None:
+        """A table setup or drop, which the worker must answer with ok."""
+        try:
+            reply = self.worker.ask(request, SETUP_TIMEOUT_S)
+        except WorkerFailed as exc:
+            when = "" if exc.kind == "start" else f" when asked to {what}"
+            raise InfraError(f"the SQL worker {_failed(exc)}{when}: {exc.detail}") from None
+        if not reply.get("ok"):
+            reason = reply.get("fault") or reply.get("error") or preview(reply)
+            raise InfraError(f"the SQL worker could not {what}: {reason}")
+
+
+def _failed(exc: WorkerFailed) -> str:
+    return {
+        "start": "did not start",
+        "timeout": "did not answer in time",
+        "memory_limit": "died at its memory limit",
+        "protocol": "answered garbage",
+    }.get(exc.kind, "died")
 
 
 @lru_cache(maxsize=1)
 def sql_sandbox() -> SqlSandbox:
-    """One worker per process, shared by every episode (queries are read-only)."""
+    """One worker per process, shared by every episode (its tables are read-only)."""
     return SqlSandbox()
+
+
+_PROBE = pl.DataFrame({"x": [42]})
+
+
+def preflight() -> None:
+    """Start the SQL worker once and run a trivial query on a one-cell table; raise
+    InfraError naming the cause if that does not work (a broken installation stops a
+    shard before any run is recorded)."""
+    reply = sql_sandbox().query(_PROBE, "SELECT x FROM sales", 5, SQL_TIME_LIMIT_S)
+    if reply.get("rows") != [["42"]]:
+        raise InfraError(f"the SQL worker did not answer a trivial query: {preview(reply)}")
 
 
 def run_sql(
@@ -132,14 +184,17 @@ def run_sql(
     max_rows: int = 20,
     time_limit_s: float = SQL_TIME_LIMIT_S,
 ) -> str:
-    """Run one read-only query against `table` (as `sales`); anything else is refused, so
-    no episode can change a table another episode reads. A hit limit is reported to the
+    """Run one query against `table` (as `sales`). The worker's storage makes every query
+    read-only; a statement that does not start with SELECT or WITH, or holds several, is
+    refused here as well (the tool's contract: one query). A hit limit is reported to the
     agent as the tool's error; at most `max_rows` rows come back."""
     if not _READ_ONLY.match(query) or query.strip().rstrip(";").count(";"):
         return "Error: only a single SELECT query is allowed"
     reply = sql_sandbox().query(table, query, max_rows, time_limit_s)
     if reply.get("timeout"):
         return f"Error: the query ran past its time limit ({time_limit_s:g} s) and was stopped"
+    if reply.get("memory"):
+        return f"Error: the query ran past its memory limit ({SQL_MEMORY}) and was stopped"
     if "error" in reply:
         return f"Error: {reply['error']}"
     rows = reply["rows"]
