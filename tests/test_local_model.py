@@ -8,10 +8,14 @@ import importlib.util
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
 import pytest
 
 from whowhen.attribution.llm import LLMAttributor
@@ -37,43 +41,82 @@ pytestmark = [
 ]
 
 
+# The server as the README and the local profiles start it. No prompt cache (`--cache`):
+# llama-cpp-python's RAM cache counts only the llama.cpp state against `--cache_size` and
+# not the copy of the logits each entry holds, so it grew the server past 20 GB.
+# `--logits_all false`: the logits buffer is one batch of rows, not n_ctx (0.8 GB here).
+SERVER_ARGS = ("--n_ctx", "4096", "--logits_all", "false")
+PEAK_RSS_BOUND = 2 << 30  # SmolLM2-135M is a 98 MB file: 2 GB leaves room, 20 GB does not
+KILL_RSS = 6 << 30  # a server past this is stopped before it takes a shared machine's memory
+
+
+@dataclass
+class LocalServer:
+    """A running llama.cpp server and the peak of its resident memory, sampled while the
+    tests send requests: the bound holds for the whole run, not just at the end."""
+
+    url: str
+    process: psutil.Process
+    sampled_peak: int = 0
+    killed_at: int | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def sample(self) -> None:
+        while not self.stop.wait(0.2):
+            try:
+                rss = self.process.memory_info().rss
+            except psutil.Error:
+                return
+            self.sampled_peak = max(self.sampled_peak, rss)
+            if rss > KILL_RSS:
+                self.killed_at = rss
+                self.process.kill()
+                return
+
+    def peak_rss(self) -> int:
+        """The kernel's high-water mark where it keeps one (Linux's VmHWM also sees a spike
+        between two samples), else the largest sample."""
+        try:
+            status = Path(f"/proc/{self.process.pid}/status").read_text()
+        except OSError:
+            return self.sampled_peak
+        hwm = [line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")]
+        return max(self.sampled_peak, int(hwm[0]) * 1024 if hwm else 0)
+
+    def assert_memory_bounded(self) -> None:
+        assert self.killed_at is None, f"server stopped at {self.killed_at / 2**30:.1f} GB RSS"
+        peak = self.peak_rss()
+        assert peak < PEAK_RSS_BOUND, f"server peak RSS {peak / 2**30:.2f} GB"
+
+
 @pytest.fixture(scope="module")
-def local_server():
+def local_server() -> Iterator[LocalServer]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(GGUF),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "4096",
-            "--cache",
-            "true",
-        ],
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(GGUF),
+         "--host", "127.0.0.1", "--port", str(port), *SERVER_ARGS],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
+    )  # fmt: skip
+    server = LocalServer(f"http://127.0.0.1:{port}/v1", psutil.Process(proc.pid))
+    sampler = threading.Thread(target=server.sample, daemon=True)
+    sampler.start()
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
-                urllib.request.urlopen(f"{url}/models", timeout=2)
+                urllib.request.urlopen(f"{server.url}/models", timeout=2)
                 break
             except OSError:
                 time.sleep(0.5)
         else:
             pytest.fail("llama.cpp server did not start")
-        yield url
+        yield server
     finally:
+        server.stop.set()
+        sampler.join(timeout=5)
         proc.terminate()
         proc.wait(timeout=30)
 
@@ -85,7 +128,7 @@ def test_attribution_with_schema_constrained_local_model(local_server, tmp_path)
         "openai-compatible/smollm2-135m",
         {
             "openai-compatible/smollm2-135m": {
-                "base_url": local_server,
+                "base_url": local_server.url,
                 "structured_output": "json_object_schema",
             }
         },
@@ -105,6 +148,7 @@ def test_attribution_with_schema_constrained_local_model(local_server, tmp_path)
     assert parsed.height >= 1
     assert set(parsed["agent"]) <= {"solver", "verifier"}
     assert (preds["cost_usd"] == 0).all()  # a local model is free (listed at 0 in prices)
+    local_server.assert_memory_bounded()
 
 
 def test_the_local_agents_profile_runs_end_to_end(local_server, tmp_path) -> None:
@@ -118,7 +162,7 @@ def test_the_local_agents_profile_runs_end_to_end(local_server, tmp_path) -> Non
     from .workdir import make_project, snakemake
 
     profile = yaml.safe_load((ROOT / "config/profiles/local-agents.yaml").read_text())
-    profile["models"]["smollm2"]["base_url"] = local_server
+    profile["models"]["smollm2"]["base_url"] = local_server.url
     profile["benchmarks"]["arithmetic"]["n_tasks"] = 8
     project = make_project(
         tmp_path / "p", yaml.safe_load((ROOT / "config/config.yaml").read_text())
@@ -133,6 +177,7 @@ def test_the_local_agents_profile_runs_end_to_end(local_server, tmp_path) -> Non
     cont = pl.read_parquet(project / "results/continuation/continuations.parquet")
     assert cont.filter(pl.col("status") != "invalid")["prefix_exact"].all()
     assert (project / "reports/report.html").stat().st_size > 0
+    local_server.assert_memory_bounded()  # the whole workflow's calls, one server
 
 
 @pytest.mark.skipif(importlib.util.find_spec("langgraph") is None, reason="needs langgraph")
@@ -153,7 +198,7 @@ def test_a_framework_on_the_local_model_records_and_warm_starts_exactly(
     from whowhen.runtime import Action
 
     name = "openai-compatible/smollm2-135m"
-    spec = parse_model(name, {name: {"base_url": local_server}})
+    spec = parse_model(name, {name: {"base_url": local_server.url}})
     client = ModelClient(spec, load_prices(DEFAULT_PRICES),
                          ResponseCache(tmp_path / "cache"), progress=False, max_concurrency=1,
                          timeout_s=120)  # fmt: skip
@@ -184,3 +229,4 @@ def test_a_framework_on_the_local_model_records_and_warm_starts_exactly(
     assert view[:first_injected] == old[:first_injected]  # the exact prefix
     assert warm.episode.history[first_injected].tool == "final_answer"
     assert warm.episode.verdict.final_answer == "7"
+    local_server.assert_memory_bounded()
