@@ -42,6 +42,8 @@ __all__ = [
     "default_responder",
 ]
 FAULTS = ("429", "500", "hang", "malformed")
+MAX_BODY_BYTES = 64 * 1024 * 1024
+"""The largest request body read (a batch input file included); larger is a 413 unread."""
 
 
 @dataclass
@@ -97,12 +99,22 @@ class _Handler(BaseHTTPRequestHandler):
         return self._send(404, {"error": {"message": "not found"}})
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length)
+        declared = self.headers.get("Content-Length") or "0"
+        if not declared.isdigit() or int(declared) > MAX_BODY_BYTES:
+            self.close_connection = True  # the body is not read: the connection is done
+            status = 413 if declared.isdigit() else 400
+            why = f"Content-Length {declared[:40]!r} is not a size up to {MAX_BODY_BYTES}"
+            return self._send(status, {"error": {"message": why}})
+        raw = self.rfile.read(int(declared))
         srv = self.server
         if self.path.endswith("/v1/files"):
             return self._send(200, srv.add_file(self.headers.get("Content-Type", ""), raw))
-        body = json.loads(raw or b"{}")
+        try:
+            body = json.loads(raw or b"{}")
+        except (ValueError, RecursionError):
+            body = None
+        if not isinstance(body, dict):
+            return self._send(400, {"error": {"message": "the body must be a JSON object"}})
         if self.path.endswith("/v1/batches"):
             srv.count(self.path, None, body)
             return self._send(200, srv.create_batch(body, self))
