@@ -233,63 +233,67 @@ def test_the_report_counts_infra_runs_per_stage_and_says_when_there_were_none() 
     assert "4 runs were stopped" in "".join(infra_html(table))
 
 
+class _Plain:
+    """The smallest framework: one chat call through its gateway URL (or `url`), with
+    the OpenAI SDK and no retries; `swallow`: it catches the error and stops."""
+
+    system, plays, agents, volatile = "plain", "react", ("assistant",), ()
+
+    def __init__(self, url: str | None = None, swallow: bool = False) -> None:
+        self.url, self.swallow = url, swallow
+
+    def run(self, task) -> None:
+        import openai  # deferred: the test's stand-in for a framework
+
+        url = self.url or task.base_url("assistant")
+        api = openai.OpenAI(base_url=url, api_key="x", max_retries=0)
+        with contextlib.suppress(*((openai.APIError,) if self.swallow else ())):
+            api.chat.completions.create(model="m", messages=[{"role": "user", "content": "q"}])
+
+    def read(self, agent, message):
+        return []
+
+    def write(self, actions, message):
+        return message
+
+
+def _framework_run(adapter: _Plain, forward, run_id: str):
+    bench = get_benchmark("arithmetic", {"n_tasks": 1})
+    env = bench.make_env(bench.make_tasks({"n_tasks": 1}, 1)[0])
+    with Gateway() as gateway:
+        return run_framework(adapter, env, (), {}, gateway, run_id, forward, 5)
+
+
 def test_a_framework_run_whose_model_did_not_answer_is_an_outage() -> None:
-    """Through the real gateway: the forward fails, the framework (here a plain OpenAI
-    client) gets an error and may even go on; the run is an outage all the same."""
-    import openai  # deferred: the test's stand-in for a framework
+    """Through the real gateway: the forward fails, the framework gets an error, catches
+    it and stops without an answer; the run is an outage all the same."""
 
     def forward(request, agent):
         raise ForwardError("m: server: 500 after 4 retries")
 
-    class Framework:
-        system, plays, agents, volatile = "plain", "react", ("assistant",), ()
-
-        def run(self, task) -> None:
-            api = openai.OpenAI(base_url=task.base_url("assistant"), api_key="x", max_retries=0)
-            # a framework that swallows the error and stops without an answer
-            with contextlib.suppress(openai.APIError):
-                api.chat.completions.create(model="m", messages=[{"role": "user", "content": "q"}])
-
-        def read(self, agent, message):
-            return []
-
-        def write(self, actions, message):
-            return message
-
-    bench = get_benchmark("arithmetic", {"n_tasks": 1})
-    env = bench.make_env(bench.make_tasks({"n_tasks": 1}, 1)[0])
-    with Gateway() as gateway:
-        run = run_framework(Framework(), env, (), {}, gateway, "r1", forward, 5)
+    run = _framework_run(_Plain(swallow=True), forward, "r1")
     assert is_infra(run.episode.end_reason)
     assert "did not answer through the gateway" in run.episode.end_reason
 
 
 def test_a_framework_that_cannot_reach_the_gateway_is_an_outage() -> None:
-    import openai  # deferred: the test's stand-in for a framework
+    def never(request, agent):
+        raise AssertionError("no call reaches the model")
 
-    class Unreachable:
-        system, plays, agents, volatile = "plain", "react", ("assistant",), ()
-
-        def run(self, task) -> None:
-            api = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="x", max_retries=0)
-            api.chat.completions.create(model="m", messages=[{"role": "user", "content": "q"}])
-
-        def read(self, agent, message):
-            return []
-
-        def write(self, actions, message):
-            return message
-
-    bench = get_benchmark("arithmetic", {"n_tasks": 1})
-    env = bench.make_env(bench.make_tasks({"n_tasks": 1}, 1)[0])
-    with Gateway() as gateway:
-        run = run_framework(Unreachable(), env, (), {}, gateway, "r2", _never, 5)
+    run = _framework_run(_Plain(url="http://127.0.0.1:9/v1"), never, "r2")
     assert is_infra(run.episode.end_reason), run.episode.end_reason
     assert "APIConnectionError" in run.episode.end_reason
 
 
-def _never(request, agent):
-    raise AssertionError("no call reaches the model")
+def test_a_framework_run_whose_gateway_failed_is_an_outage() -> None:
+    """The gateway's own fault (a 500 of type `gateway`, e.g. a recording that could not
+    be written) reaches the framework as an HTTP error: an outage, not the agents'."""
+
+    def broken(request, agent):
+        raise OSError("no space left on device")
+
+    run = _framework_run(_Plain(), broken, "r3")
+    assert is_infra(run.episode.end_reason), run.episode.end_reason
 
 
 @pytest.mark.slow
@@ -308,34 +312,6 @@ def test_a_shard_whose_sandbox_does_not_start_fails_in_seconds_with_the_cause(tm
     assert "error: agent code cannot run: the sandbox did not start" in log
     assert "Traceback" not in log
     assert not (project / target).exists()
-
-
-def test_a_framework_run_whose_gateway_failed_is_an_outage() -> None:
-    """The gateway's own fault (a 500 of type `gateway`, e.g. a recording that could not
-    be written) reaches the framework as an HTTP error: an outage, not the agents'."""
-    import openai  # deferred: the test's stand-in for a framework
-
-    class Plain:
-        system, plays, agents, volatile = "plain", "react", ("assistant",), ()
-
-        def run(self, task) -> None:
-            api = openai.OpenAI(base_url=task.base_url("assistant"), api_key="x", max_retries=0)
-            api.chat.completions.create(model="m", messages=[{"role": "user", "content": "q"}])
-
-        def read(self, agent, message):
-            return []
-
-        def write(self, actions, message):
-            return message
-
-    def broken_listener(request, agent):
-        raise OSError("no space left on device")
-
-    bench = get_benchmark("arithmetic", {"n_tasks": 1})
-    env = bench.make_env(bench.make_tasks({"n_tasks": 1}, 1)[0])
-    with Gateway() as gateway:
-        run = run_framework(Plain(), env, (), {}, gateway, "r3", broken_listener, 5)
-    assert is_infra(run.episode.end_reason), run.episode.end_reason
 
 
 def test_a_sandbox_that_does_not_start_is_an_outage_and_a_program_cannot_fake_one(
