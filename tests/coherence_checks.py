@@ -1,4 +1,4 @@
-"""Shared harness of the step-only coherence checks (issue 19, `test_coherence_*.py`).
+"""Shared harness of the step-only coherence checks (`test_coherence_*.py`).
 
 Each benchmark's test file has its own `contradiction` checker, which reads ONE step (its
 text, tool and arguments) and says what in it disagrees. The steps it must pass are

@@ -203,7 +203,7 @@ def test_core_calculator_operators_keep_the_chart_wording() -> None:
     swapped = OPERATORS["reasoning.wrong_operator"](action, rng)
     assert swapped.content.startswith(CHART_LEAD) and "running total" not in swapped.content
     assert swapped.tool_args["expression"] == "(31 - 64)"
-    # dropped for chart QA (issue 19): a mistyped operand would contradict the stated one
+    # dropped for chart QA: a mistyped operand would contradict the stated one
     assert OPERATORS["action.wrong_tool_argument"](action, rng) is None
     misread = OPERATORS["perception.misread_value"](action, rng)
     assert misread.content.startswith(CHART_LEAD) and "running total" not in misread.content
@@ -239,7 +239,7 @@ def _first_failure(system: str, mode: str, kinds: tuple[str, ...], actor: str):
         ("react", "reasoning.wrong_operator", ("diff",), "assistant"),
         ("orchestrator", "reasoning.wrong_operator", ("diff",), "analyst"),
         ("react", "planning.premature_finish", ("diff",), "assistant"),
-        # issue 19: the reading steps, the question each message restates
+        # the reading steps, the question each message restates
         ("react", "planning.premature_finish", ("max", "min"), "assistant"),
         ("orchestrator", "planning.premature_finish", ("max", "min"), "reader"),
         ("orchestrator", "coordination.distorted_handoff", KINDS, "orchestrator"),
@@ -336,7 +336,7 @@ def test_false_approval_answers_the_rejected_proposal() -> None:
 
 @pytest.mark.parametrize("system", SYSTEMS)
 def test_most_agent_steps_can_take_a_plannable_error(system: str) -> None:
-    """Issue 19: the kinds of gold steps follow the kinds of agent steps only if most steps
+    """The kinds of gold steps follow the kinds of agent steps only if most steps
     (reading steps included) have a mode, among those the taxonomy allows for their action
     type, whose operator changes them. Left out by design: the overview, second
     measurements, a trend's or a difference's bars (a reading cut short there cannot change
@@ -356,7 +356,7 @@ def test_most_agent_steps_can_take_a_plannable_error(system: str) -> None:
             total, changed = total + 1, changed + ok
             if s.tool == "read_chart" and task.kind in ("max", "min"):
                 reads, reads_changed = reads + 1, reads_changed + ok
-    assert changed / total >= 0.5, (changed, total)  # about 0.1 before issue 19
+    assert changed / total >= 0.5, (changed, total)  # about 0.1 before the coherent operators
     assert reads_changed / reads >= 0.7, (reads_changed, reads)
 
 

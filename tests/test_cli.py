@@ -144,3 +144,12 @@ def test_sample_through_the_cli(tmp_path, capsys) -> None:
         == 0
     )
     assert "imported 3 runs" in capsys.readouterr().out
+
+
+def test_the_version_is_the_installed_package_metadata() -> None:
+    """One source of the version: pyproject.toml, read back from the installed package."""
+    from importlib.metadata import version
+
+    import whowhen
+
+    assert whowhen.__version__ == version("whowhen")

@@ -1,4 +1,4 @@
-"""Issue 19: an injected chart QA step must not contradict itself. `contradiction` reads ONE
+"""An injected chart QA step must not contradict itself. `contradiction` reads ONE
 step (its text, tool and arguments) and says what in it disagrees; it must pass every step
 of the slip-free reference rollouts and every replacement the package's operators make, and
 it must catch the step-only contradictions the audit found (so it is a real check)."""

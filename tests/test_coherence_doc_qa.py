@@ -1,4 +1,4 @@
-"""Issue 19, coherent errors, for doc_qa: an injected step must not contradict itself.
+"""Coherent errors for doc_qa: an injected step must not contradict itself.
 
 `contradiction` reads ONE step (its text, tool and arguments) and says why it contradicts
 itself, or None: the entity the text names differs from the tool argument, the text

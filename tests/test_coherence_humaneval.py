@@ -1,4 +1,4 @@
-"""Issue 19 (coherent errors) for HumanEval: no step may contradict itself.
+"""Coherent errors for HumanEval: no step may contradict itself.
 
 `contradiction` reads ONE step (its text, tool and arguments, nothing before it) and says
 why it contradicts itself: the text announces another tool than the one called (it submits

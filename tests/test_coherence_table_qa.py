@@ -1,4 +1,4 @@
-"""Issue 19, "coherent errors", for table_qa: an injected step must not contradict itself.
+"""Coherent errors for table_qa: an injected step must not contradict itself.
 
 `contradiction` reads ONE step (its text, tool and arguments, nothing of the history) the
 way a shortcut attributor could, and says what in it disagrees: the aggregate, measure,

@@ -1,4 +1,4 @@
-"""Issue 19, coherent errors, for web_shop: an injected step must not contradict itself.
+"""Coherent errors for web_shop: an injected step must not contradict itself.
 
 `contradiction` reads ONE step (its text, tool and arguments) and says why it contradicts
 itself, or None: the text announces another tool than the one called, the option value or

@@ -138,7 +138,7 @@ def test_operators_give_different_valid_actions() -> None:
     react = rollout(task).history
     orch = rollout(task, "orchestrator").history
     detect_step = next(s for s in react if s.tool == "detect_objects")
-    # dropped for event timing (issue 19): a mistyped frame would contradict the stated one
+    # dropped for event timing: a mistyped frame would contradict the stated one
     assert OPERATORS["action.wrong_tool_argument"](detect_step.as_action(), rng) is None
     sample = react[1].as_action()
     skipped = OPERATORS["planning.wrong_subgoal"](sample, rng)

@@ -1,4 +1,4 @@
-"""HumanEval's error operators (issue 19): every agent step states or acts on the task's
+"""HumanEval's error operators: every agent step states or acts on the task's
 key line, so an operator can put a coherent, decisive error at any kind of step; the
 verdict and coordination modes flip runs; a wrong line the examples catch is repaired."""
 

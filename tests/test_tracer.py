@@ -86,7 +86,7 @@ def test_stated_value_passed_differently_is_a_contradiction() -> None:
 
 def test_numbers_in_any_notation_and_length_do_not_break_the_heuristic() -> None:
     """Real trajectories hold learning rates, long ids and huge integers: 0.00001 read as a
-    float became `1e-05`, which the salience check could not parse (issue 22), and a
+    float became `1e-05`, which the salience check could not parse, and a
     400-digit number became `inf`. Values keep one plain spelling, exactly."""
     assert numbers("lr 0.000010, 7.0 apples, id 007, -0.0") == {"0.00001", "7", "0"}
     assert numbers("9" * 400) == {"9" * 400}

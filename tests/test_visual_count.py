@@ -275,7 +275,7 @@ def _step_kind(action: Action) -> str:
 
 
 def test_every_kind_of_step_can_take_a_decisive_error() -> None:
-    """Issue 19: every kind of detect step (the opening pass, the plan, a region note, a
+    """Every kind of detect step (the opening pass, the plan, a region note, a
     re-check, a second look's confirmation, the colour pass) is a place where an operator
     writes a coherent error that carries to the answer, at a similar rate."""
     system = make_system("react", "visual_count")

@@ -3,7 +3,7 @@ calls, for runs that can wait.
 
 What is already in the response cache is never submitted. The submitted batch's id is
 kept in a state file named after the exact set of requests, so an interrupted run
-(Ctrl-C, kill -9, a finished session) resumes polling the same batch instead of paying
+(Ctrl-C, kill -9, a closed terminal) resumes polling the same batch instead of paying
 for a second one. Collected answers go into the response cache like live ones.
 """
 

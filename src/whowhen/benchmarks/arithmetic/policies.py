@@ -5,7 +5,7 @@ step 0 and takes the running total from the observation of its last operation st
 an injected wrong number propagates to the end, exactly as it would for a model, unless
 the verifier notices it (a recovery).
 
-Runs read like an agent's (issue 19): a plan first, one calculation per operation in one
+Runs read like an agent's: a plan first, one calculation per operation in one
 of several phrasings, now and then a re-check of the last step with the tool (the same
 sum again, the operands swapped, or the step undone), a malformed call that the tool
 refuses and the agent retries, short notes on the running total, a recap before the

@@ -21,7 +21,7 @@ BENCHMARK = "arithmetic"
 MODALITY = "text"
 CATEGORY = "stem"
 MIN_OPS, MAX_OPS = 5, 20
-"""Default chain lengths: runs of realistic length (issue 19: median 12+ agent steps, a tail
+"""Default chain lengths: runs of realistic length (median 12+ agent steps, a tail
 past 40), from short problems to long ones."""
 CONFIG_SCHEMA = section_schema(min_ops=integer(1, 30, MIN_OPS), max_ops=integer(1, 30, MAX_OPS))
 """JSON Schema of this benchmark's section under `benchmarks:` in the config."""

@@ -1,7 +1,7 @@
 """What the error operators need to know about a step: the question its agent is
 answering, the values it states, and which wrong values would change the answer.
 
-Issue 19: an injected error has to decide the outcome wherever it is placed, so the
+An injected error has to decide the outcome wherever it is placed, so the
 operators pick, among the plausible misreadings of a step's values, one that changes the
 answer to the question the agent believes it is answering (a misread that leaves the
 answer as it was is no error of the run).

@@ -1,6 +1,6 @@
 """The question an agent believes it is answering (its goal), as the steps state it.
 
-Issue 19: an error must be able to start at any step and reach the answer. So the
+An error must be able to start at any step and reach the answer. So the
 orchestrator restates the question in every message it sends, and each agent takes the
 question from the most recent message that stated it to them, not from the task: a
 question restated wrongly (highest for lowest, the pair the other way round, a trend

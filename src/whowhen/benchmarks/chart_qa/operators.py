@@ -3,7 +3,7 @@
 Every replacement is built with the policies' own builders (`actions`, `policies`) fed a
 wrong belief (a misread or exchanged value, the question restated wrongly, the operands the
 other way round, the reading taken for done), so the step's text and its action agree and
-the error shows only against the chart or the history (issue 19: no step may contradict
+the error shows only against the chart or the history (no step may contradict
 itself). Since later steps take their belief from the steps (see `policies`), the wrong
 belief is what the run goes on with; the operators choose a wrong belief that changes the
 answer (`beliefs`).

@@ -7,7 +7,7 @@ for the lowest; every bar in reading order for a trend), and a bar measured agai
 is within a few units of the bar it competes with (a close call). The values the agent
 works from are its single-bar measurements; the overview only plans the order.
 
-Issue 19: every step states the part of the agent's belief it acts on, and later steps
+Every step states the part of the agent's belief it acts on, and later steps
 take that belief from the steps, not from the task: the plan says which bars are read;
 the check step lists the values the answer is concluded from; the orchestrator restates
 the question in each message and every agent answers the question as last stated to it.

@@ -3,7 +3,7 @@ readers of its read_chart calls and their observations (which bars are measured,
 values so far) and `read_next`, the next pass. The single agent and the orchestrator's
 reader read the same way, so both policies share it.
 
-Issue 19: each single-bar reading step states the bars still to measure (the plan at the
+Each single-bar reading step states the bars still to measure (the plan at the
 first, what is left after), and the next steps measure what the latest statement lists;
 the agent then works from the bars it measured, not from the overview. So a list cut
 short (`reading_ops`) ends the reading early and the answer comes from fewer bars.

@@ -2,7 +2,7 @@
 read so far name, true facts about other subjects, the other relation of a company, and
 re-saying a step in its own wording with other fields.
 
-Why from the history: a coherent error (issue 19) is one the agent could have made from
+Why from the history: a coherent error is one the agent could have made from
 what it saw (a partner company taken for the parent, the city a founder studied in taken
 for the one she was born in, a detour document taken for the subject's own), and an
 entity that exists in the corpus keeps the run going on the wrong belief instead of

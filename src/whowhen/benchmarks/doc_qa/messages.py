@@ -2,7 +2,7 @@
 confirmations, hand-offs, rejections), one function per taxonomy mode.
 
 Every replacement is a message in the policy's own form that states a wrong fact or plan
-as the sender's belief (issue 19): the next agents take their belief from that message,
+as the sender's belief: the next agents take their belief from that message,
 so the error decides the outcome. A change the verifier would catch for sure (a wrong
 value in a check, or in the last hop's report, which it always re-reads) is not made:
 that step then gets another mode's error.

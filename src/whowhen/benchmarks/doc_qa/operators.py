@@ -1,7 +1,7 @@
 """Error operators for the document QA steps, one function per taxonomy mode (the
 orchestrator's messages have theirs in `messages`), and the mode table.
 
-Every replacement is coherent (issue 19): it is built with the policies' own `Form`s, in
+Every replacement is coherent: it is built with the policies' own `Form`s, in
 the wording the original step used (or, for a step of another kind, the wording the
 policy's draw gives at that index), from a wrong belief, so the relation and entity its
 text names are the ones its tool call or message carries, and the step is wrong only given

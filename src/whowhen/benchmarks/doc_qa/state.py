@@ -1,6 +1,6 @@
 """What the document QA agents believe, read back from what their own steps said.
 
-Why (issue 19): an error can only become the decisive step of a failure if later steps
+Why: an error can only become the decisive step of a failure if later steps
 build on it. So every search and read says which relation of which subject it is after,
 every message restates the fact it passes on, and the policies take their working belief
 (the hop's target, the chain of facts, the candidate) from the most recent agent step

@@ -5,7 +5,7 @@ founder -> birth city -> country).
 Every task gets its own corpus from its seed. Documents are several sentences long and
 name other entities (a company's partner and home city, a person's later employer), so a
 search returns several hits and the answer only comes from reading the right documents in
-order. Chains have 1-4 parent-company links by default (issue 19: runs as long as real
+order. Chains have 1-4 parent-company links by default (runs as long as real
 research traces, with a tail).
 """
 

@@ -3,7 +3,7 @@
 Every replacement is built with the policies' own builders (`actions`, `policies`) fed a
 wrong belief (one ball taken for another, a shorter video or gap, the detections so far
 taken for all, a crossing missed, a report copied wrong), so the step's text and its action
-agree and the error shows only against the frames or the history (issue 19: no step may
+agree and the error shows only against the frames or the history (no step may
 contradict itself). Each step names the ball(s) it follows and the next steps read that
 belief back, so an error at any kind of step reaches the answer (`targets`).
 

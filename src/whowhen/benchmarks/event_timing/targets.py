@@ -1,5 +1,5 @@
 """Operators that take one ball for another in the step that states which ball is followed
-(issue 19: every kind of step can be a decisive gold step).
+(every kind of step can be a decisive gold step).
 
 Every step of both systems names the ball(s) it follows, and the next steps read that
 belief from the latest step that stated it. So a step that names another ball, in the

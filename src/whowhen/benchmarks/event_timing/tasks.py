@@ -40,7 +40,7 @@ CATEGORY = "video_understanding"
 CONFIG_SCHEMA = section_schema(n_frames=integer(12, 60, 41), size=integer(64, 256, 96))
 """JSON Schema of this benchmark's section under `benchmarks:` in the config."""
 N_FRAMES = 41
-"""Frames per video by default: longer videos mean longer scans (issue 19: realistic runs)."""
+"""Frames per video by default: longer videos mean longer scans (realistic runs)."""
 KINDS = ("enter", "first", "cross")
 COARSE = 4
 """The stride at which the first visit of the zone is guaranteed to be seen."""

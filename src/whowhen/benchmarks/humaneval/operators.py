@@ -1,6 +1,6 @@
 """Error operators for the HumanEval steps and messages, per taxonomy mode.
 
-Issue 19: every kind of agent step must be a place where a coherent, decisive error can
+Every kind of agent step must be a place where a coherent, decisive error can
 go, with a similar chance per step. Every step of the reference policies states or acts
 on the task's key line (`variants`): plans, notes, hand-offs, reports, requests, questions
 and answers quote it, every program contains it, and every later program takes it from

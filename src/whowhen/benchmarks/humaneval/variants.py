@@ -1,7 +1,7 @@
 """The key line of each HumanEval task: the one line of the reference solution that every
 agent step of the scripted policies states or acts on, and its subtle variants.
 
-Why (issue 19): an error is decisive only where later steps take their belief from it.
+Why: an error is decisive only where later steps take their belief from it.
 The agents' working belief here is the solution, and the part of it that every step
 carries is one line: a plan names it, a note says the examples pass with it, a hand-off,
 report, question or answer quotes it, and every program contains it. Each later step

@@ -1,6 +1,6 @@
 """Scripted reference policies for table QA, deciding only from the visible history.
 
-The agent works like an analyst (issue 19): it states a plan that names the target (the
+The agent works like an analyst: it states a plan that names the target (the
 aggregate, measure, product, region and month the question asks for), looks at a few rows
 of the product, gets an overview of the product by region, sometimes breaks the region
 down by month or trips over a wrong column name and fixes it, counts and lists the

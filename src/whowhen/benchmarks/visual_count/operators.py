@@ -1,6 +1,6 @@
 """Error operators for the visual counting steps, one per taxonomy mode.
 
-Why they re-decide rather than edit text (issue 19: no step may contradict itself, and
+Why they re-decide rather than edit text (no step may contradict itself, and
 every kind of step must be a place where a decisive error can happen): each step names
 the class the agent counts and, where it notes a region, that region's tally, and later
 steps take both from the steps (`policies.decide`). An operator hands `decide` a wrong

@@ -1,6 +1,6 @@
 """The wordings of the visual counting agent's steps, and the regexes that read them back.
 
-Why every step names the target class (issue 19): the agent decides from what it last
+Why every step names the target class: the agent decides from what it last
 *said* it is counting (`stated_target`), not from the question, so a step that takes
 another class for the asked one is an error that carries to the answer, whatever kind of
 step it is (the opening pass, the plan, a region step, a re-check, the colour pass). Region

@@ -5,7 +5,7 @@ region again when an object crosses its edge), then a colour pass for the target
 to reconcile; the answer adds up the region notes (or falls back on the full pass when the
 colour pass disagrees with them).
 
-Why the agent decides from its own words (issue 19): every step names the class it counts
+Why the agent decides from its own words: every step names the class it counts
 and the next step takes it from there (`stated_target`), a second look restates the
 region's note rather than re-reading it, and the answer adds up the latest note of each
 region. So a wrong belief stated at any step (another class taken for the asked one, a

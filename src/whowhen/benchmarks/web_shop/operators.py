@@ -1,6 +1,6 @@
 """Error operators for the web shop steps and messages, one per taxonomy mode.
 
-Every replacement is coherent (issue 19): it is built with the policies' own `Form`s and
+Every replacement is coherent: it is built with the policies' own `Form`s and
 builders (`open_first_fit`, `swaps.swap_target`), in the wording the original step used
 (or, for a step of another kind, the wording the policy's draw gives at that index), from
 a wrong belief, so the option, item, target or tool its text names is the one it uses,

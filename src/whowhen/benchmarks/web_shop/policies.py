@@ -2,7 +2,7 @@
 
 What to buy is the agents' working belief (`belief.spec_of`): the target as the latest
 agent step stated it, not re-read from the instruction, so a wrong target stated at any
-step is carried on to the purchase (issue 19: every kind of step can be a decisive one).
+step is carried on to the purchase (every kind of step can be a decisive one).
 
 ReAct: state a plan naming the target, search the product word (sometimes a narrower
 search with the colour first, which finds nothing, since names carry no colours), open the

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 MAX_RESULTS = 30
 PAGE_SIZE = 4
-"""Results per page: a search with more hits shows a [next] button (issue 19: a look at
+"""Results per page: a search with more hits shows a [next] button (a look at
 an extra page)."""
 
 
