@@ -3,8 +3,8 @@ and the latency of one `run_python` call.
 
     python perf/sandbox_overhead.py [--tasks 40] [--calls 50]
 
-Run it on two checkouts to compare sandbox implementations (the README quotes the
-in-process audit-hook sandbox against bubblewrap on the same machine).
+Run it on two checkouts to compare sandbox implementations on the same machine;
+docs/performance.md holds the current figures.
 """
 
 from __future__ import annotations
