@@ -7,6 +7,7 @@ from typing import Any
 
 import polars as pl
 
+from whowhen.benchmarks.doc_qa.actions import BACK, READ
 from whowhen.continuation import continue_injections
 from whowhen.dataset.build import build_dataset
 from whowhen.injection.plan import plan_injections
@@ -116,3 +117,12 @@ def hand_trajectories() -> dict[str, pl.DataFrame]:
         }
     )
     return {"runs": runs, "steps": steps}
+
+
+def main_reads(history) -> list[int]:
+    """The steps that read a hop's document (not a detour)."""
+    return [
+        s.step
+        for s in history
+        if s.tool == "read" and (READ.read(s.content) or BACK.read(s.content))
+    ]

@@ -1,6 +1,7 @@
 """The layering holds: the import graph of src/whowhen, read from the AST, has no cycle;
 an import inside a function says what heavy dependency it defers; lower layers never
-import higher ones; a benchmark package imports no other benchmark package."""
+import higher ones; a benchmark package imports no other benchmark package; no test module
+imports another test module (shared test code lives in helper modules)."""
 
 from __future__ import annotations
 
@@ -206,5 +207,60 @@ def test_a_benchmark_package_imports_no_other_benchmark_package() -> None:
         if t.startswith("whowhen.benchmarks.")
         and t.split(".")[2] in packages
         and t.split(".")[2] != m.split(".")[2]
+    ]
+    assert not bad, "\n".join(bad)
+
+
+TESTS = ROOT / "tests"
+
+
+def _test_module_imports(source: str) -> list[str]:
+    """The test modules (`test_*` in the tests package) that `source` imports, anywhere in
+    the file: `from .test_x import`, `from tests.test_x import`, `import tests.test_x`,
+    `from . import test_x`, `from tests import test_x`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.startswith("tests.test_")]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            package = (node.level == 1 and not module) or (node.level == 0 and module == "tests")
+            if package:
+                found += [a.name for a in node.names if a.name.startswith("test_")]
+            elif (node.level == 1 and module.startswith("test_")) or (
+                node.level == 0 and module.startswith("tests.test_")
+            ):
+                found.append(module)
+    return found
+
+
+def test_the_test_import_finder_finds_every_form() -> None:
+    source = """
+from .test_a import x
+from tests.test_b import y
+import tests.test_c
+from . import test_d, helpers
+from tests import test_e
+
+
+def f():
+    from .test_f import z
+from .helpers import pipeline
+from .conftest import ROOT
+import tests.helpers
+"""
+    found = _test_module_imports(source)
+    assert found == ["test_a", "tests.test_b", "tests.test_c", "test_d", "test_e", "test_f"]
+
+
+def test_no_test_module_imports_another() -> None:
+    """A test module that imports another runs or skips with it, and a renamed test breaks
+    an unrelated file: code shared by tests lives in helper modules, not in test modules."""
+    files = sorted(TESTS.glob("test_*.py"))
+    assert len(files) > 50  # the whole suite was read
+    bad = [
+        f"{path.name} imports {name}"
+        for path in files
+        for name in _test_module_imports(path.read_text())
     ]
     assert not bad, "\n".join(bad)

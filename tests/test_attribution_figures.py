@@ -23,7 +23,7 @@ from whowhen.analysis.breakdowns import attribution_metrics
 from whowhen.analysis.figures import empty_figure
 from whowhen.analysis.items import scored_items
 
-from .test_metrics import BASE, LABELS_F, PREDS_F, RUNS_F, STEPS_F, A, B
+from .metrics_fixture import BASE, LABELS_F, PREDS_F, RUNS_F, STEPS_F, A, B
 
 INFO = {
     A: {"protocol": "all_at_once", "family": "mock", "open_weight": "true"},

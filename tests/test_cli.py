@@ -7,16 +7,16 @@ import pytest
 
 from whowhen.cli import build_parser, main
 
-from .test_datasets import SAMPLE, _ag, _hc, _write, needs_sample
+from .wnw_files import SAMPLE, ag_record, hc_record, needs_sample, write_files
 
 
 @pytest.fixture
 def wdir(tmp_path):
-    _write(
+    write_files(
         tmp_path / "raw" / "Algorithm-Generated",
-        {"1.json": _ag(), "2.json": _ag("0"), "3.json": "{oops"},
+        {"1.json": ag_record(), "2.json": ag_record("0"), "3.json": "{oops"},
     )
-    _write(tmp_path / "raw" / "Hand-Crafted", {"1.json": _hc()})
+    write_files(tmp_path / "raw" / "Hand-Crafted", {"1.json": hc_record()})
     return tmp_path
 
 

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -12,55 +11,8 @@ from whowhen.imports.generic import import_generic
 from whowhen.imports.stage import import_dataset
 from whowhen.imports.who_and_when import agent_of_role, import_who_and_when
 
-from .conftest import SHARED
 from .helpers import pipeline
-
-SAMPLE = SHARED / "data" / "who_and_when_sample"
-needs_sample = pytest.mark.skipif(not SAMPLE.exists(), reason="../shared Who&When sample absent")
-
-
-def _ag(step: str = "1", **over) -> dict:
-    record = {
-        "is_correct": False,
-        "question": "What is 2+2?",
-        "question_ID": "q1",
-        "level": "1",
-        "ground_truth": "4",
-        "history": [
-            {"content": "Plan: add.", "role": "assistant", "name": "Planner"},
-            {"content": "2+2=5", "role": "user", "name": "Math_Expert"},
-            {"content": "exitcode: 0", "role": "user", "name": "Computer_terminal"},
-        ],
-        "mistake_agent": "Math_Expert",
-        "mistake_step": step,
-        "mistake_reason": "bad sum",
-    }
-    record.update(over)
-    return record
-
-
-def _hc() -> dict:
-    return {
-        "question": "Find X",
-        "ground_truth": "X",
-        "is_corrected": "False",
-        "history": [
-            {"content": "Find X", "role": "human"},
-            {"content": "plan", "role": "Orchestrator (thought)"},
-            {"content": "please look", "role": "Orchestrator (-> WebSurfer)"},
-            {"content": "found Y", "role": "WebSurfer"},
-        ],
-        "mistake_agent": "WebSurfer",
-        "mistake_step": "3",
-        "mistake_reason": "wrong page",
-    }
-
-
-def _write(folder: Path, files: dict[str, object]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, data in files.items():
-        (folder / name).write_text(data if isinstance(data, str) else json.dumps(data))
-    return folder
+from .wnw_files import SAMPLE, ag_record, hc_record, needs_sample, write_files
 
 
 @pytest.mark.parametrize(
@@ -78,8 +30,8 @@ def test_hand_crafted_roles_map_to_agents(role: str, agent: str) -> None:
 
 
 def test_import_both_subsets_keeps_indexing_and_fields(tmp_path) -> None:
-    _write(tmp_path / "Algorithm-Generated", {"1.json": _ag()})
-    _write(tmp_path / "Hand-Crafted", {"7.json": _hc()})
+    write_files(tmp_path / "Algorithm-Generated", {"1.json": ag_record()})
+    write_files(tmp_path / "Hand-Crafted", {"7.json": hc_record()})
     result = import_who_and_when(tmp_path)
     assert result.errors == [] and result.n_runs == 2
     t = result.tables()
@@ -102,7 +54,9 @@ def test_import_both_subsets_keeps_indexing_and_fields(tmp_path) -> None:
 
 
 def test_one_subset_folder_and_ids_are_stable(tmp_path) -> None:
-    folder = _write(tmp_path / "Algorithm-Generated", {"1.json": _ag(), "2.json": _ag("0")})
+    folder = write_files(
+        tmp_path / "Algorithm-Generated", {"1.json": ag_record(), "2.json": ag_record("0")}
+    )
     a, b = import_who_and_when(folder), import_who_and_when(folder)
     assert a.n_runs == 2 and a.tables()["runs"]["subset"].unique().to_list() == [
         "Algorithm-Generated"
@@ -114,22 +68,23 @@ def test_one_subset_folder_and_ids_are_stable(tmp_path) -> None:
     ("content", "expected"),
     [
         ("{not json", "bad JSON"),
-        (_ag(step="9"), "field 'mistake_step': step 9 out of range (history has 3 entries)"),
-        (_ag(step="two"), "field 'mistake_step': 'two' is not a step index"),
+        (ag_record(step="9"), "field 'mistake_step': step 9 out of range (history has 3 entries)"),
+        (ag_record(step="two"), "field 'mistake_step': 'two' is not a step index"),
         (
-            {k: v for k, v in _ag().items() if k != "mistake_agent"},
+            {k: v for k, v in ag_record().items() if k != "mistake_agent"},
             "field 'mistake_agent': missing field",
         ),
         (
-            _ag(history=[{"role": "user"}, {"content": "a", "name": "b"}]),
+            ag_record(history=[{"role": "user"}, {"content": "a", "name": "b"}]),
             "field 'history.0.content'",
         ),
         ([1, 2], "top level must be a JSON object"),
     ],
 )
 def test_malformed_file_is_reported_and_others_import(tmp_path, content, expected) -> None:
-    folder = _write(
-        tmp_path / "Algorithm-Generated", {"1.json": _ag(), "2.json": content, "3.json": _ag("2")}
+    folder = write_files(
+        tmp_path / "Algorithm-Generated",
+        {"1.json": ag_record(), "2.json": content, "3.json": ag_record("2")},
     )
     result = import_who_and_when(folder)
     assert result.n_runs == 2

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from whowhen.benchmarks.doc_qa.actions import BACK, PATTERNS, READ
+from whowhen.benchmarks.doc_qa.actions import PATTERNS
 from whowhen.benchmarks.doc_qa.env import DocQAEnv
 from whowhen.benchmarks.doc_qa.tasks import CITIES, chain_of, generate_tasks, parse_question
 from whowhen.errors import WhowhenError
@@ -13,6 +13,7 @@ from whowhen.registry import has_policy, make_system
 from whowhen.runtime import Action, run_episode, warm_start
 
 from .conftest import MAX_STEPS
+from .helpers import main_reads
 
 TASKS = generate_tasks(40, seed=2)
 
@@ -28,15 +29,6 @@ def test_tasks_are_seeded_and_follow_a_chain_of_documents() -> None:
             subject = PATTERNS[rel].search(docs[subject]).group(1)
         assert task.answer == subject
         assert all(len(text.split(". ")) >= 2 for text in docs.values())  # distractor text
-
-
-def main_reads(history) -> list[int]:
-    """The steps that read a hop's document (not a detour)."""
-    return [
-        s.step
-        for s in history
-        if s.tool == "read" and (READ.read(s.content) or BACK.read(s.content))
-    ]
 
 
 def test_tools_and_evaluator() -> None:

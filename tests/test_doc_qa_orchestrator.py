@@ -22,7 +22,7 @@ from whowhen.registry import make_system
 from whowhen.runtime import Action, Episode, run_episode, warm_start
 
 from .conftest import MAX_STEPS
-from .helpers import slip_failures
+from .helpers import main_reads, slip_failures
 
 TASKS = generate_tasks(40, seed=2)
 THREE = [t for t in TASKS if "country" in t.question]  # ends with the country hop
@@ -120,7 +120,6 @@ def test_wrong_subgoal_adds_or_skips_a_hop_and_propagates() -> None:
 
 
 def test_wrong_subgoal_read_and_first_request() -> None:
-    from .test_doc_qa import main_reads
 
     task = TWO[1]
     react = run(task, "react")

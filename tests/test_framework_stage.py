@@ -29,7 +29,7 @@ from whowhen.runtime import Action, Episode, Step
 from whowhen.schema import EXCHANGES, to_arrow
 
 from .conftest import ROOT
-from .test_profiles import _merged
+from .profile_config import merged_profile
 
 
 class _Native:
@@ -141,12 +141,12 @@ def test_the_registry_and_config_know_the_framework_systems() -> None:
     assert not has_policy("smolagents_react", "chart_qa")  # an image benchmark: not yet
     assert not has_policy("smolagents_code_act", "table_qa")  # no code_act policy there
     profile = ROOT / "config/profiles/frameworks.yaml"
-    config = _merged(profile)
+    config = merged_profile(profile)
     config["agents"]["model"] = None
     with pytest.raises(WhowhenError, match="needs a model") as err:
         validate_config(config)
     assert err.value.field == "agents.model"
-    valid = validate_config(_merged(profile))
+    valid = validate_config(merged_profile(profile))
     assert valid["sandbox"]["kernel_process_cap"] == "always"  # model-written code: capped
 
 

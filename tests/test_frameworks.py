@@ -23,7 +23,7 @@ from whowhen.registry import get_benchmark
 from whowhen.runtime import Action
 from whowhen.standin.server import TestServer
 
-from .test_gateway import _client
+from .model_clients import cached_client
 
 CFG = {"n_tasks": 3, "min_ops": 2, "max_ops": 3}
 BENCH = get_benchmark("arithmetic", CFG)
@@ -77,7 +77,7 @@ def test_a_framework_solves_tasks_through_the_gateway(
     bench = BENCH if name == "arithmetic" else TABLE_QA
     tasks = TASKS if name == "arithmetic" else TABLE_QA.make_tasks({"n_tasks": 2}, 1)
     with TestServer() as srv, Gateway() as gw:
-        forward = client_forward(_client(srv, tmp_path / "cache"))
+        forward = client_forward(cached_client(srv, tmp_path / "cache"))
         runs = [_run(adapter, gw, forward, t, t.task_id, bench=bench) for t in tasks]
         asked = srv.completed
         # a rerun is served from the response cache: not one model call
@@ -106,7 +106,7 @@ def test_a_framework_solves_tasks_through_the_gateway(
 def test_warm_start_replays_the_prefix_injects_and_goes_live(adapter: Any, tmp_path: Path) -> None:
     task = TASKS[0]
     with TestServer() as srv, Gateway() as gw:
-        forward = client_forward(_client(srv, tmp_path / "cache"))
+        forward = client_forward(cached_client(srv, tmp_path / "cache"))
         original = _run(adapter, gw, forward, task, "original")
         history = original.episode.history
         k = next(s.step for s in history if s.tool == "calculator" and s.step > 2)
@@ -161,7 +161,7 @@ def test_the_gateway_refuses_a_prefix_whose_observation_changed(
 ) -> None:
     task = TASKS[0]
     with TestServer() as srv, Gateway() as gw:
-        forward = client_forward(_client(srv, tmp_path / "cache"))
+        forward = client_forward(cached_client(srv, tmp_path / "cache"))
         original = _run(adapter, gw, forward, task, "original")
         last = original.session.exchanges[-1]
         plan = Plan(original.session.exchanges, last.index, last.message)

@@ -26,7 +26,7 @@ from whowhen.sandbox.bwrap import unsafe_local
 from whowhen.standin.server import Behaviour, TestServer
 from whowhen.tools import run_python
 
-from .test_gateway import _client
+from .model_clients import cached_client
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("smolagents") is None, reason="needs smolagents"
@@ -79,7 +79,7 @@ def _check_solved(run: FrameworkRun) -> None:
 
 def test_the_code_agent_writes_the_reference_programs(tmp_path: Path) -> None:
     with TestServer() as srv, Gateway() as gw:
-        forward = client_forward(_client(srv, tmp_path / "cache"))
+        forward = client_forward(cached_client(srv, tmp_path / "cache"))
         runs = [_run(gw, forward, t, t.task_id) for t in TASKS]
         asked = srv.completed
         # a rerun is served from the response cache: not one model call
@@ -101,7 +101,9 @@ def test_the_code_agent_solves_a_humaneval_task(tmp_path: Path) -> None:
     bench = get_benchmark("humaneval", {"n_tasks": 1})
     (task,) = bench.make_tasks({"n_tasks": 1}, 1)
     with TestServer() as srv, Gateway() as gw:
-        run = _run(gw, client_forward(_client(srv, tmp_path / "cache")), task, "h", bench=bench)
+        run = _run(
+            gw, client_forward(cached_client(srv, tmp_path / "cache")), task, "h", bench=bench
+        )
     _check_solved(run)
 
 
@@ -109,7 +111,7 @@ def test_a_warm_start_runs_the_injected_program(tmp_path: Path) -> None:
     adapter = SmolagentsCode()
     task = TASKS[0]
     with TestServer() as srv, Gateway() as gw:
-        forward = client_forward(_client(srv, tmp_path / "cache"))
+        forward = client_forward(cached_client(srv, tmp_path / "cache"))
         original = _run(gw, forward, task, "original")
         history = original.episode.history
         k = next(s.step for s in history if parse_code(s) is not None and s.step > 2)
@@ -184,7 +186,7 @@ def test_code_the_model_writes_reaches_no_host_file_or_socket(tmp_path: Path) ->
             f"Thought: Then I take the secret.\n<code>\n{steal}</code>",
         )
         with TestServer(model) as srv, Gateway() as gw:
-            forward = client_forward(_client(srv, tmp_path / "cache"))
+            forward = client_forward(cached_client(srv, tmp_path / "cache"))
             run = _run(gw, forward, TASKS[0], "attack")
         assert target.requests == []  # the program's connection never reached the host
     outputs = [s.content for s in run.episode.history if s.kind == "observation"]
@@ -213,7 +215,7 @@ class _NoSandbox:
 def test_a_sandbox_that_cannot_start_ends_the_run(tmp_path: Path) -> None:
     task = TASKS[0]
     with TestServer() as srv, Gateway() as gw:
-        forward = client_forward(_client(srv, tmp_path / "cache"))
+        forward = client_forward(cached_client(srv, tmp_path / "cache"))
         run = _run(gw, forward, task, "nosandbox", env=_NoSandbox(BENCH.make_env(task)))
         assert srv.completed == len(run.session.exchanges)
     history = run.episode.history

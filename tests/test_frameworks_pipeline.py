@@ -20,9 +20,8 @@ import pytest
 from whowhen.standin.server import Behaviour, TestServer
 
 from .conftest import ROOT
-from .test_profiles import _merged
-from .test_resume import _artifacts, _resume, _run_until_killed
-from .workdir import make_project, snakemake
+from .profile_config import merged_profile
+from .workdir import make_project, resume_run, run_artifacts, run_until_killed, snakemake
 
 pytestmark = [
     pytest.mark.slow,
@@ -37,7 +36,7 @@ TARGET = "results/analysis/frameworks.csv"  # the analysis stage: the report and
 
 
 def _config(url: str) -> dict:
-    config = _merged(ROOT / "config/profiles/frameworks.yaml")
+    config = merged_profile(ROOT / "config/profiles/frameworks.yaml")
     config["only_benchmarks"] = ["arithmetic"]  # each shard is four jobs, each a start-up
     config["benchmarks"]["arithmetic"] = {"n_tasks": 3, "min_ops": 2, "max_ops": 3}
     config["systems"] = SYSTEMS
@@ -58,10 +57,10 @@ def test_frameworks_run_the_pipeline_killed_resumed_and_rerun(tmp_path: Path) ->
     with TestServer(Behaviour(latency_s=0.05)) as srv:
         project = make_project(tmp_path / "p", _config(srv.url))
         # killed while the framework rollouts are asking the model, then resumed
-        _run_until_killed(project, lambda: srv.completed >= 12, TARGET)
+        run_until_killed(project, lambda: srv.completed >= 12, TARGET)
         assert _rollouts_done(project) < 3  # three shards: the kill came mid-rollouts
-        _resume(project, TARGET)
-        resumed = _artifacts(project)
+        resume_run(project, TARGET)
+        resumed = run_artifacts(project)
         asked = srv.completed
         # a rerun from scratch (the results gone, the response cache kept): what an
         # uninterrupted run gives with these answers, and not one model call
@@ -70,7 +69,7 @@ def test_frameworks_run_the_pipeline_killed_resumed_and_rerun(tmp_path: Path) ->
         proc = snakemake(project, TARGET, "--cores", "2")
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert srv.completed == asked
-    again = _artifacts(project)
+    again = run_artifacts(project)
     assert sorted(again) == sorted(resumed) and len(resumed) > 40
     for rel, value in resumed.items():
         if isinstance(value, pl.DataFrame):

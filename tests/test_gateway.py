@@ -16,10 +16,11 @@ from whowhen.gateway.exchange import first_difference, normalise
 from whowhen.gateway.forward import client_forward
 from whowhen.gateway.server import MODEL, Gateway
 from whowhen.gateway.session import Plan, Session
-from whowhen.models import DEFAULT_PRICES, ModelClient, ResponseCache, load_prices, parse_model
+from whowhen.models import DEFAULT_PRICES, ModelClient, ResponseCache, parse_model
 from whowhen.standin.server import Behaviour, TestServer, chat_turns
 
-PRICES = load_prices(DEFAULT_PRICES)
+from .model_clients import PRICES, cached_client
+
 TOOLS = [
     {
         "type": "function",
@@ -42,13 +43,6 @@ def calc_model(prompt: str, schema: dict[str, Any] | None) -> str:
     if not observed:
         return 'I will compute it.\nAction: calculator({"expression": "6 * 7"})'
     return f"The answer is {observed[-1].split(': ', 1)[1]}."
-
-
-def _client(server: TestServer, cache: Path) -> ModelClient:
-    spec = parse_model(
-        "openai-compatible/mock", {"openai-compatible/mock": {"base_url": server.url}}
-    )
-    return ModelClient(spec, PRICES, ResponseCache(cache), progress=False, max_retries=0)
 
 
 def agent_run(base_url: str, calculator: Any = None) -> list[dict[str, Any]]:
@@ -91,7 +85,7 @@ def test_normalise_drops_volatile_fields_and_differences_are_named() -> None:
 
 def test_record_replay_inject_and_refuse_a_changed_observation(tmp_path: Path) -> None:
     with TestServer(Behaviour(responder=calc_model)) as srv, Gateway() as gw:
-        forward = client_forward(_client(srv, tmp_path / "cache"))
+        forward = client_forward(cached_client(srv, tmp_path / "cache"))
 
         # record: every call live, tool-call ids the gateway's own
         recorded = Session("run-1", forward)
@@ -142,7 +136,7 @@ def test_record_replay_inject_and_refuse_a_changed_observation(tmp_path: Path) -
 def test_live_after_the_injection_and_streaming(tmp_path: Path) -> None:
     """A call after the injection point goes to the model; `stream: true` gets one chunk."""
     with TestServer(Behaviour(responder=calc_model)) as srv, Gateway() as gw:
-        forward = client_forward(_client(srv, tmp_path / "cache"))
+        forward = client_forward(cached_client(srv, tmp_path / "cache"))
         recorded = Session("r", forward)
         gw.open(recorded)
         agent_run(gw.base_url("r", "solver"))

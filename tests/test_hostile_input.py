@@ -19,7 +19,7 @@ import pytest
 
 from whowhen.cli import main
 
-from .test_datasets import _ag
+from .wnw_files import ag_record
 
 DEEP = 100_000
 """Levels of nesting: far past Python's recursion limit (1000)."""
@@ -75,7 +75,7 @@ def _one_line_naming(err: list[str], path: Path, *words: str) -> str:
 def _who_and_when(tmp: Path) -> tuple[list[str], Path]:
     folder = tmp / "raw"
     folder.mkdir()
-    (folder / "1.json").write_text(json.dumps(_ag()))
+    (folder / "1.json").write_text(json.dumps(ag_record()))
     return ["import", "who-and-when", str(folder)], folder / "2.json"
 
 
@@ -91,7 +91,7 @@ def _jsonl(tmp: Path) -> tuple[list[str], Path]:
     return ["import", "jsonl", str(tmp / "logs.jsonl")], tmp / "logs.jsonl"
 
 
-def _write(bad: Path, content: bytes) -> None:
+def write_files(bad: Path, content: bytes) -> None:
     """`content` into the bad file; a JSONL file also gets a good record after it."""
     if bad.suffix == ".jsonl":
         content = content.rstrip(b"\n") + b"\n" + json.dumps(GOOD_RECORD).encode() + b"\n"
@@ -145,7 +145,7 @@ def test_nesting_past_the_stack_is_one_line_naming_the_file(
     importer: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv, bad = IMPORTERS[importer](tmp_path)
-    _write(bad, _deep().encode())
+    write_files(bad, _deep().encode())
     code, _, err = _run_cli([*argv, "-o", str(tmp_path / "out")], capsys)
     assert code in (0, 1)
     if importer == "inspect_json":  # Inspect's reader (pydantic's) stops at 200 levels
@@ -163,7 +163,7 @@ def test_a_deep_value_the_decoder_accepts_is_refused_before_it_recurses(
     argv, bad = IMPORTERS[importer](tmp_path)
     if importer == "jsonl":
         deep = {**GOOD_RECORD, "run_id": "deep", "question": json.loads(_deep(900))}
-        _write(bad, json.dumps(deep).encode())
+        write_files(bad, json.dumps(deep).encode())
     else:
         value: dict = {"stringValue": "x"}
         for _ in range(300):  # 3 JSON levels each
@@ -184,7 +184,7 @@ def test_bytes_that_are_not_utf8_are_one_line_naming_file_and_offset(
     importer: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv, bad = UTF8_IMPORTERS[importer](tmp_path)
-    _write(bad, b'{"run_id": "a\xff"}\n')
+    write_files(bad, b'{"run_id": "a\xff"}\n')
     code, _, err = _run_cli([*argv, "-o", str(tmp_path / "out")], capsys)
     assert code in (0, 1)
     line = _one_line_naming(err, bad)
@@ -321,13 +321,13 @@ def test_links_out_of_an_input_folder_are_skipped_unread(
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
-    (outside / "secret.json").write_text(json.dumps(_ag("2")))
+    (outside / "secret.json").write_text(json.dumps(ag_record("2")))
     (outside / "secret.jsonl").write_text(_trace(_span("ef" * 16)))
     (outside / "sub").mkdir()
-    (outside / "sub" / "3.json").write_text(json.dumps(_ag("2")))
+    (outside / "sub" / "3.json").write_text(json.dumps(ag_record("2")))
     folder = tmp_path / "raw" / "Algorithm-Generated"
     folder.mkdir(parents=True)
-    (folder / "1.json").write_text(json.dumps(_ag()))
+    (folder / "1.json").write_text(json.dumps(ag_record()))
     (folder / "2.json").symlink_to(outside / "secret.json")
     (folder / "4.json").symlink_to(folder / "1.json")  # inside the folder: read
     (tmp_path / "raw" / "Hand-Crafted").symlink_to(outside / "sub")

@@ -22,7 +22,7 @@ from whowhen.errors import WhowhenError, preview
 from whowhen.imports.generic import MAPPABLE, import_generic, load_mapping
 from whowhen.imports.who_and_when import _key, import_who_and_when
 
-from .test_datasets import _ag, _write
+from .wnw_files import ag_record, write_files
 
 BIG = 10_000_000
 """A 10 MB value: the size of bad value that once made a 10 MB error line."""
@@ -81,7 +81,7 @@ def _run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
 def test_bad_mapping_file_is_one_line_naming_file_and_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | bytes, expected: str
 ) -> None:
-    (tmp_path / "logs.jsonl").write_text(json.dumps(_ag() | {"run_id": "r1"}) + "\n")
+    (tmp_path / "logs.jsonl").write_text(json.dumps(ag_record() | {"run_id": "r1"}) + "\n")
     mapping = tmp_path / "mapping.yaml"
     mapping.write_bytes(text if isinstance(text, bytes) else text.encode())
     logs, out = str(tmp_path / "logs.jsonl"), str(tmp_path / "out")
@@ -125,7 +125,7 @@ def test_mappable_columns_are_the_config_schemas() -> None:
 
 
 def test_import_generic_checks_fields_given_in_code(tmp_path: Path) -> None:
-    (tmp_path / "logs.jsonl").write_text(json.dumps(_ag() | {"run_id": "r1"}) + "\n")
+    (tmp_path / "logs.jsonl").write_text(json.dumps(ag_record() | {"run_id": "r1"}) + "\n")
     with pytest.raises(WhowhenError, match=r"^field 'run_id': expected a source field name"):
         import_generic(tmp_path / "logs.jsonl", "jsonl", "trajectories", {"run_id": 5}, "d")
 
@@ -140,7 +140,9 @@ def test_file_order_never_fails_on_a_name() -> None:
 
 
 def test_a_superscript_digit_name_imports_with_the_others(tmp_path: Path) -> None:
-    folder = _write(tmp_path / "Algorithm-Generated", {"1.json": _ag(), "².json": _ag("0")})
+    folder = write_files(
+        tmp_path / "Algorithm-Generated", {"1.json": ag_record(), "².json": ag_record("0")}
+    )
     result = import_who_and_when(folder)
     assert result.errors == [] and result.n_runs == 2
 
@@ -176,7 +178,9 @@ def _device(path: Path) -> None:
 def test_an_entry_that_is_not_a_regular_file_is_skipped_unread(
     tmp_path: Path, name: str, make: Callable[[Path], None], kind: str
 ) -> None:
-    folder = _write(tmp_path / "Hand-Crafted", {"1.json": _ag(), "2.json": _ag("2")})
+    folder = write_files(
+        tmp_path / "Hand-Crafted", {"1.json": ag_record(), "2.json": ag_record("2")}
+    )
     make(folder / name)
     result = _finishes(lambda: import_who_and_when(folder), [folder / name])
     assert result.n_runs == 2
@@ -186,7 +190,9 @@ def test_an_entry_that_is_not_a_regular_file_is_skipped_unread(
 def test_the_cli_reports_every_skipped_entry_and_imports_the_rest(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = _write(tmp_path / "Algorithm-Generated", {"1.json": _ag(), "².json": _ag("0")})
+    folder = write_files(
+        tmp_path / "Algorithm-Generated", {"1.json": ag_record(), "².json": ag_record("0")}
+    )
     os.mkfifo(folder / "99.json")
     (folder / "909.json").mkdir()
     (folder / "96.json").symlink_to("nowhere")
@@ -227,8 +233,9 @@ def test_preview_keeps_short_values_and_cuts_long_ones() -> None:
 def test_who_and_when_error_line_is_short_for_a_huge_mistake_step(
     tmp_path: Path, value: Any, expected: str
 ) -> None:
-    folder = _write(
-        tmp_path / "Algorithm-Generated", {"1.json": _ag(), "2.json": _ag(value), "3.json": _ag()}
+    folder = write_files(
+        tmp_path / "Algorithm-Generated",
+        {"1.json": ag_record(), "2.json": ag_record(value), "3.json": ag_record()},
     )
     result = import_who_and_when(folder)
     assert result.n_runs == 2 and len(result.errors) == 1
@@ -259,8 +266,8 @@ def _logs(path: Path, records: list[dict[str, Any]]) -> Path:
 def test_generic_error_line_is_short_for_a_huge_value(
     tmp_path: Path, over: dict[str, Any], field: str, expected: str
 ) -> None:
-    good = _ag() | {"run_id": "r" * BIG if field == "run_id" else "good"}
-    path = _logs(tmp_path / "logs.jsonl", [good, _ag() | {"run_id": "bad"} | over])
+    good = ag_record() | {"run_id": "r" * BIG if field == "run_id" else "good"}
+    path = _logs(tmp_path / "logs.jsonl", [good, ag_record() | {"run_id": "bad"} | over])
     fields = {"kind": "kind"} if field.endswith("kind") else None
     result = import_generic(path, "jsonl", "trajectories", fields, "mine")
     assert result.n_runs == 1 and len(result.errors) == 1

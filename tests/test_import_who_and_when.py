@@ -24,7 +24,7 @@ from whowhen.imports.who_and_when import (
 from whowhen.schema import step_label
 from whowhen.trajectory import render_trajectory
 
-from .test_datasets import SAMPLE, _ag, _hc, _write, needs_sample
+from .wnw_files import SAMPLE, ag_record, hc_record, needs_sample, write_files
 
 
 def _hc_terminal(step: str = "3", agent: str = "Coder") -> dict:
@@ -62,8 +62,8 @@ def _only(frame: pl.DataFrame) -> dict:
 @pytest.mark.parametrize(
     ("history", "subset"),
     [
-        (_ag()["history"], "Algorithm-Generated"),
-        (_hc()["history"], "Hand-Crafted"),
+        (ag_record()["history"], "Algorithm-Generated"),
+        (hc_record()["history"], "Hand-Crafted"),
         (_hc_terminal()["history"], "Hand-Crafted"),
         ([{"content": "x", "role": "assistant"}], "Hand-Crafted"),  # role only
         ([{"content": "x", "role": "assistant", "name": "Solver"}], "Algorithm-Generated"),
@@ -74,8 +74,8 @@ def test_detect_subset(history: list[dict], subset: str) -> None:
 
 
 def test_folder_names_do_not_decide_the_subset(tmp_path: Path) -> None:
-    _write(tmp_path / "HC", {"1.json": _hc()})
-    _write(tmp_path / "Hand-Crafted", {"1.json": _ag()})  # misfiled: still AG
+    write_files(tmp_path / "HC", {"1.json": hc_record()})
+    write_files(tmp_path / "Hand-Crafted", {"1.json": ag_record()})  # misfiled: still AG
     runs = _tables(import_who_and_when(tmp_path))["runs"]
     assert sorted(runs.select("subset", "system").rows()) == [
         ("Algorithm-Generated", "captain_agent"),
@@ -84,28 +84,30 @@ def test_folder_names_do_not_decide_the_subset(tmp_path: Path) -> None:
 
 
 def test_a_folder_of_both_subsets_classifies_each_file(tmp_path: Path) -> None:
-    folder = _write(tmp_path / "mixed", {"1.json": _ag(), "2.json": _hc(), "3.json": _ag("0")})
+    folder = write_files(
+        tmp_path / "mixed", {"1.json": ag_record(), "2.json": hc_record(), "3.json": ag_record("0")}
+    )
     runs = _tables(import_who_and_when(folder))["runs"]
     got = {json.loads(r["meta"])["file"]: r["system"] for r in runs.iter_rows(named=True)}
     assert got == {"1.json": "captain_agent", "2.json": "magentic_one", "3.json": "captain_agent"}
 
 
 def test_the_subset_option_overrides_detection(tmp_path: Path) -> None:
-    folder = _write(tmp_path / "x", {"1.json": _ag(), "2.json": _hc()})
+    folder = write_files(tmp_path / "x", {"1.json": ag_record(), "2.json": hc_record()})
     runs = _tables(import_who_and_when(folder, subset="Hand-Crafted"))["runs"]
     assert runs["subset"].unique().to_list() == ["Hand-Crafted"]
     assert runs["system"].unique().to_list() == ["magentic_one"]
 
 
 def test_same_file_name_in_two_folders_of_one_subset_keeps_both(tmp_path: Path) -> None:
-    _write(tmp_path / "a", {"1.json": _ag()})
-    _write(tmp_path / "b", {"1.json": _ag("0")})
+    write_files(tmp_path / "a", {"1.json": ag_record()})
+    write_files(tmp_path / "b", {"1.json": ag_record("0")})
     runs = _tables(import_who_and_when(tmp_path))["runs"]
     assert runs.height == 2 and runs["run_id"].n_unique() == 2
 
 
 def test_cli_subset_and_config_subset(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    folder = _write(tmp_path / "raw", {"1.json": _hc()})
+    folder = write_files(tmp_path / "raw", {"1.json": hc_record()})
     out = tmp_path / "out"
     argv = ["import", "who-and-when", str(folder), "-o", str(out)]
     assert main([*argv, "--subset", "Algorithm-Generated"]) == 0
@@ -124,7 +126,7 @@ def test_cli_subset_and_config_subset(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_role_detail_is_shown_and_prompted(tmp_path: Path) -> None:
-    t = _tables(import_who_and_when(_write(tmp_path / "hc", {"7.json": _hc()})))
+    t = _tables(import_who_and_when(write_files(tmp_path / "hc", {"7.json": hc_record()})))
     run = t["runs"].row(0, named=True)
     shown = render_trajectory(run, t["steps"], None, pl.DataFrame({"attributor": []}))
     assert "[  1] Orchestrator (thought)" in shown
@@ -163,7 +165,9 @@ def test_step_label_adds_detail_only_to_agent_detail_roles(
 def test_a_gold_step_of_another_speaker_is_kept_with_a_warning(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    folder = _write(tmp_path / "raw", {"1.json": _ag(), "2.json": _ag("0")})  # 0 is Planner's
+    folder = write_files(
+        tmp_path / "raw", {"1.json": ag_record(), "2.json": ag_record("0")}
+    )  # 0 is Planner's
     result = import_who_and_when(folder)
     assert result.n_runs == 2 and result.errors == []
     assert result.warnings == [
@@ -178,7 +182,7 @@ def test_a_gold_step_of_another_speaker_is_kept_with_a_warning(
 
 
 def test_a_gold_step_of_tool_output_is_warned_about(tmp_path: Path) -> None:
-    folder = _write(tmp_path / "raw", {"1.json": _hc_terminal("4", "ComputerTerminal")})
+    folder = write_files(tmp_path / "raw", {"1.json": _hc_terminal("4", "ComputerTerminal")})
     result = import_who_and_when(folder)
     assert result.n_runs == 1
     assert len(result.warnings) == 1
@@ -189,7 +193,7 @@ def test_a_gold_step_of_tool_output_is_warned_about(tmp_path: Path) -> None:
 def test_the_stage_logs_warnings_and_writes_the_manifest(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    folder = _write(tmp_path / "raw", {"1.json": _ag("0")})
+    folder = write_files(tmp_path / "raw", {"1.json": ag_record("0")})
     out = tmp_path / "imports" / "w"
     outputs = {n: str(out / f"{n}.parquet") for n in ("runs", "steps", "labels")}
     spec = {"name": "w", "format": "who_and_when", "path": str(folder), "optional": False}
@@ -210,7 +214,7 @@ def test_the_stage_logs_warnings_and_writes_the_manifest(
 
 
 def test_tool_speakers_import_as_observations(tmp_path: Path) -> None:
-    folder = _write(tmp_path / "raw", {"1.json": _ag(), "2.json": _hc_terminal()})
+    folder = write_files(tmp_path / "raw", {"1.json": ag_record(), "2.json": _hc_terminal()})
     steps = _tables(import_who_and_when(folder))["steps"]
     tools = steps.filter(pl.col("actor").is_in(TOOL_SPEAKERS))
     assert sorted(tools.select("actor", "role", "kind").rows()) == [
@@ -224,7 +228,7 @@ def test_tool_speakers_import_as_observations(tmp_path: Path) -> None:
 
 
 def test_tool_speakers_are_configurable(tmp_path: Path) -> None:
-    folder = _write(tmp_path / "raw", {"1.json": _ag()})
+    folder = write_files(tmp_path / "raw", {"1.json": ag_record()})
     none = _tables(import_who_and_when(folder, tool_speakers=[]))["steps"]
     assert none["kind"].unique().to_list() == ["message"]
     planner = _tables(import_who_and_when(folder, tool_speakers=["Planner"]))["steps"]
@@ -237,7 +241,9 @@ def test_tool_speakers_are_configurable(tmp_path: Path) -> None:
 
 
 def test_manifest_is_deterministic_and_complete(tmp_path: Path) -> None:
-    folder = _write(tmp_path / "raw", {"1.json": _ag(), "2.json": _hc(), "3.json": "{bad"})
+    folder = write_files(
+        tmp_path / "raw", {"1.json": ag_record(), "2.json": hc_record(), "3.json": "{bad"}
+    )
     written = []
     for out in ("o1", "o2"):
         argv = ["import", "who-and-when", str(folder), "-o", str(tmp_path / out)]
@@ -258,7 +264,7 @@ def test_manifest_is_deterministic_and_complete(tmp_path: Path) -> None:
 def test_show_names_tool_speakers_and_their_observations(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    folder = _write(tmp_path / "raw", {"1.json": _hc_terminal()})
+    folder = write_files(tmp_path / "raw", {"1.json": _hc_terminal()})
     out = tmp_path / "o"
     assert main(["import", "who-and-when", str(folder), "-o", str(out)]) == 0
     run_id = pl.read_parquet(out / "runs.parquet")["run_id"][0]

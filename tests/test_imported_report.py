@@ -9,11 +9,11 @@ from whowhen.analysis import accuracy, random_expected
 from whowhen.analysis.imported import RANDOM_ROW, answering, imported_html, imported_table
 from whowhen.attribution.offline import attribute
 
-from .test_tracer import _synthetic
+from .tracer_data import synthetic_runs
 
 
 def test_each_imported_dataset_gets_its_table_beside_random() -> None:
-    data = _synthetic(24)
+    data = synthetic_runs(24)
     runs = data["runs"].with_columns(
         pl.when(pl.col("run_id") < "run012")
         .then(pl.lit("arithmetic"))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -15,19 +14,13 @@ from whowhen.agents.protocol import parse_action, system_prompt
 from whowhen.benchmarks.arithmetic.env import TOOL_SPECS, ArithmeticEnv
 from whowhen.benchmarks.arithmetic.tasks import generate_tasks
 from whowhen.errors import WhowhenError
-from whowhen.models import make_client
 from whowhen.registry import make_system
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action, run_episode, warm_start
 from whowhen.standin.server import Behaviour, TestServer
 
-
-def _client(srv: TestServer, native: bool = True, cache=None):
-    return make_client(
-        "m",
-        {"cache_dir": str(cache) if cache else None, "progress": False},
-        {"m": {"id": "openai-compatible/mock", "base_url": srv.url, "native_tools": native}},
-    )
+from .key_hunt import SECRET
+from .model_clients import mock_client
 
 
 @pytest.mark.parametrize(
@@ -58,7 +51,7 @@ def test_unparseable_turn_is_a_message() -> None:
 def test_model_played_rollouts_with_and_without_native_tools(native: bool) -> None:
     with TestServer(Behaviour(native_tools=native)) as srv:
         runs, steps, _ = run_rollouts(
-            "arithmetic", "llm_react", {"n_tasks": 3}, 1, 0.0, 150, client=_client(srv)
+            "arithmetic", "llm_react", {"n_tasks": 3}, 1, 0.0, 150, client=mock_client(srv)
         )
         assert "tools" in srv.bodies[0]
         native_replies = srv.tool_call_replies
@@ -72,16 +65,15 @@ def test_model_played_rollouts_with_and_without_native_tools(native: bool) -> No
 
 def test_tools_not_offered_when_the_server_lacks_them() -> None:
     with TestServer(Behaviour(native_tools=False)) as srv:
-        run_rollouts(
-            "arithmetic", "llm_react", {"n_tasks": 1}, 1, 0.0, 60, client=_client(srv, native=False)
-        )
+        client = mock_client(srv, native=False)
+        run_rollouts("arithmetic", "llm_react", {"n_tasks": 1}, 1, 0.0, 60, client=client)
         assert "tools" not in srv.bodies[0]
 
 
 def test_warm_start_with_a_model_policy_replays_from_cache(tmp_path) -> None:
     task = generate_tasks(1, seed=4)[0]
     with TestServer() as srv:
-        agent = make_system("llm_react", "arithmetic", client=_client(srv, cache=tmp_path))
+        agent = make_system("llm_react", "arithmetic", client=mock_client(srv, cache=tmp_path))
         original = run_episode(ArithmeticEnv(task), agent, 60)
         calls = len(srv.requests)
         t = [i for i, s in enumerate(original.history) if s.tool == "calculator"][1]
@@ -101,48 +93,11 @@ def test_llm_system_needs_a_model() -> None:
         make_system("llm_react", "arithmetic")
 
 
-_STEAL = """
-import os
-found = [os.environ.get(k) for k in os.environ]
-for path in ("/proc/self/environ", "/proc/1/environ", f"/proc/{os.getppid()}/environ",
-             os.path.expanduser("~/.bashrc"), "/etc/environment"):
-    try:
-        found.append(open(path, "rb").read().decode("latin-1"))
-    except OSError as exc:
-        found.append(type(exc).__name__)
-print(found)
-"""
-
-
-def _thief(prompt: str, schema) -> str:
-    """A model that makes the agent try to read API keys before it answers."""
-    if "FileNotFoundError" not in prompt:
-        return f"Thought: look around first.\nAction: run_python({json.dumps({'code': _STEAL})})"
-    return 'Thought: done.\nAction: final_answer({"answer": "0"})'
-
-
-_SECRET = "sk-agent-must-not-see-7731"
-
-
-def hunt(out: str) -> None:
-    """The body of the test below, run in a process whose environment holds the key from
-    its start (so that /proc/<pid>/environ would show it)."""
-    out_dir = Path(out)
-    with TestServer(Behaviour(responder=_thief)) as srv:
-        runs, steps, _ = run_rollouts(
-            "humaneval", "llm_react", {"n_tasks": 2}, 1, 0.0, 60,
-            client=_client(srv, cache=out_dir / "cache"),
-        )  # fmt: skip
-    steps.write_parquet(out_dir / "steps.parquet")
-    runs.write_parquet(out_dir / "runs.parquet")
-    (out_dir / "bodies.json").write_text(json.dumps(srv.bodies))
-
-
 def test_an_agent_that_hunts_for_keys_finds_none(tmp_path) -> None:
     """The model-driven agent asks run_python to read the key every way it can; no
     observation, artifact, cache entry or request body holds it."""
-    env = {**os.environ, "OPENAI_COMPATIBLE_API_KEY": _SECRET, "OPENAI_API_KEY": _SECRET}
-    code = f"from tests.test_llm_policy import hunt\nhunt({str(tmp_path)!r})"
+    env = {**os.environ, "OPENAI_COMPATIBLE_API_KEY": SECRET, "OPENAI_API_KEY": SECRET}
+    code = f"from tests.key_hunt import hunt\nhunt({str(tmp_path)!r})"
     root = Path(__file__).resolve().parents[1]
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root
@@ -154,4 +109,4 @@ def test_an_agent_that_hunts_for_keys_finds_none(tmp_path) -> None:
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert len(files) > 3  # the cache holds the model's answers
     for path in files:
-        assert _SECRET.encode() not in path.read_bytes(), path
+        assert SECRET.encode() not in path.read_bytes(), path

@@ -8,7 +8,6 @@ import time
 import zlib
 from pathlib import Path
 from tempfile import TemporaryDirectory
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -20,84 +19,21 @@ from whowhen.analysis.items import ITEM_KEYS, length_bin, scored_items
 from whowhen.analysis.report import metrics_html
 from whowhen.errors import WhowhenError
 from whowhen.models.prices import DEFAULT_PRICES
-from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, to_arrow
+from whowhen.schema import LABELS
 
-A, B, BASE = "mock_all_at_once", "gpt_all_at_once", "first_agent_step"
-
-
-def _table(rows: list[dict[str, Any]], spec, defaults: dict[str, Any]) -> pl.DataFrame:
-    return pl.from_arrow(to_arrow([defaults | r for r in rows], spec))
-
-
-def _runs(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    d = {"task_id": "t", "policy": "p", "seed": 0, "origin": "injected", "success": False}
-    return _table([{"n_steps": 1} | r for r in rows], RUNS, d)
-
-
-def _steps(agent_steps: dict[str, int]) -> pl.DataFrame:
-    """A user task, then `n` agent actions each followed by an observation (not counted)."""
-    rows = []
-    for run_id, n in agent_steps.items():
-        rows.append({"run_id": run_id, "step": 0, "actor": "user", "kind": "message"})
-        for i in range(n):
-            rows.append({"run_id": run_id, "step": 2 * i + 1, "actor": "a", "kind": "action"})
-            rows.append({"run_id": run_id, "step": 2 * i + 2, "actor": "a", "kind": "observation"})
-    return _table(rows, STEPS, {"content": "x"})
-
-
-def _preds(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    d = {"parse_ok": True, "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0, "latency_s": 0.0}
-    return _table(rows, PREDICTIONS, d)
-
-
-RUNS_F = _runs(
-    [
-        dict(run_id="r1", benchmark="arith", modality="text", category="stem",
-             system="sv", topology="multi"),
-        dict(run_id="r2", benchmark="arith", modality="text", category="stem",
-             system="sv", topology="multi"),
-        dict(run_id="r3", benchmark="chart", modality="image", category="chart_qa",
-             system="react", topology="single"),
-        dict(run_id="r4", benchmark="chart", modality="image", category="chart_qa",
-             system="react", topology="single"),
-        dict(run_id="r5", benchmark="wnw", subset="Hand", modality="text", category=None,
-             system="x", topology="multi"),
-    ]
-)  # fmt: skip
-STEPS_F = _steps({"r1": 3, "r2": 6, "r3": 12, "r4": 0, "r5": 25})
-LABELS_F = _table(
-    [
-        dict(run_id="r1", decisive_agent="solver", decisive_step=1, mode="a.x", split="train"),
-        dict(run_id="r2", decisive_agent="verifier", decisive_step=4, mode="r.y", split="test"),
-        dict(run_id="r3", decisive_agent="assistant", decisive_step=3, mode=None, split="test"),
-        dict(run_id="r4", decisive_agent="assistant", decisive_step=7, mode="a.x", split="dev"),
-        dict(run_id="r5", decisive_agent="Orchestrator", decisive_step=2, mode=None, split=None),
-    ],
-    LABELS,
-    {"source": "injection"},
+from .metrics_fixture import (
+    BASE,
+    LABELS_F,
+    PREDS_F,
+    RUNS_F,
+    STEPS_F,
+    A,
+    B,
+    preds_table,
+    runs_table,
+    steps_table,
+    typed_table,
 )
-PREDS_F = _preds(
-    [
-        # A: r1 agent right, step 10 against gold 1 (wrong: exact, not substring)
-        dict(run_id="r1", attributor=A, agent="solver", step=10, mode="a.x",
-             tokens_in=100, tokens_out=20, cost_usd=0.01, latency_s=1.0),
-        dict(run_id="r2", attributor=A, agent="verifier", step=4, mode="r.z",
-             tokens_in=200, tokens_out=30, cost_usd=0.02, latency_s=2.0),
-        dict(run_id="r3", attributor=A, agent="assistant", step=5,
-             tokens_in=50, tokens_out=10, cost_usd=0.005, latency_s=0.5),
-        # unparsed: its agent/step/mode would all be right, but it counts as wrong
-        dict(run_id="r4", attributor=A, agent="assistant", step=7, mode="a.x", parse_ok=False,
-             tokens_in=80, tokens_out=0, cost_usd=0.004, latency_s=3.0),
-        # (A has no row for r5: missing counts as wrong)
-        dict(run_id="r1", attributor=B, agent="solver", step=1,
-             tokens_in=300, tokens_out=40, cost_usd=0.03, latency_s=4.0),
-        dict(run_id="r1", attributor=BASE, agent="solver", step=1),
-        dict(run_id="r2", attributor=BASE, agent="solver", step=1),
-        dict(run_id="r3", attributor=BASE, agent="assistant", step=1),
-        dict(run_id="r4", attributor=BASE, agent=None, step=None, parse_ok=False),
-        dict(run_id="r5", attributor=BASE, agent="Orchestrator", step=1),
-    ]
-)  # fmt: skip
 
 BY = ["modality", "category", "topology", "system", "length_bin", "dataset", "protocol", "family"]
 
@@ -192,7 +128,7 @@ def test_exact_match_rule() -> None:
     labels = LABELS_F.filter(pl.col("run_id").is_in(["r1", "r2"])).with_columns(
         decisive_step=pl.Series([1, 10])
     )
-    preds = _preds(
+    preds = preds_table(
         [
             dict(run_id="r1", attributor="x", agent="solver", step=10),
             dict(run_id="r2", attributor="x", agent="verifier ", step=1),
@@ -417,7 +353,7 @@ def synthetic(n: int, seed: int) -> tuple[pl.DataFrame, ...]:
     rng = np.random.default_rng(seed)
     ids = [f"s{i:05d}" for i in range(n)]
     gold = rng.integers(1, 12, n)
-    runs = _runs(
+    runs = runs_table(
         [
             dict(run_id=r, benchmark="b", modality=("text", "image")[i % 2],
                  category=("c1", "c2", "c3")[i % 3], system=("sv", "react")[i % 2],
@@ -425,9 +361,9 @@ def synthetic(n: int, seed: int) -> tuple[pl.DataFrame, ...]:
             for i, r in enumerate(ids)
         ]
     )  # fmt: skip
-    steps = _steps({r: int(rng.integers(1, 25)) for r in ids})
+    steps = steps_table({r: int(rng.integers(1, 25)) for r in ids})
     splits = rng.choice(["train", "dev", "test"], n)
-    labels = _table(
+    labels = typed_table(
         [
             dict(run_id=r, decisive_agent="a", decisive_step=int(g), mode="m", split=str(s))
             for r, g, s in zip(ids, gold, splits, strict=True)
@@ -447,7 +383,7 @@ def synthetic(n: int, seed: int) -> tuple[pl.DataFrame, ...]:
                      step=int(g) if rng.random() < p_step else int(g) + 1,
                      parse_ok=bool(rng.random() < p_parse))
             )  # fmt: skip
-    return labels, _preds(rows), runs, steps
+    return labels, preds_table(rows), runs, steps
 
 
 def test_speed() -> None:

@@ -12,7 +12,7 @@ import pytest
 from whowhen.standin.server import Behaviour, TestServer
 
 from .conftest import TINY
-from .test_model_teams import _looping
+from .responders import looping
 from .workdir import make_project, snakemake
 
 pytestmark = pytest.mark.slow
@@ -66,7 +66,7 @@ def test_model_played_teams_run_from_rollouts_to_attribution(tmp_path) -> None:
 
 def test_a_model_that_never_succeeds_gives_an_empty_dataset_and_a_report(tmp_path) -> None:
     benchmarks = {"arithmetic": {"n_tasks": 3, "min_ops": 2, "max_ops": 3}}
-    with TestServer(Behaviour(responder=_looping, native_tools=False)) as srv:
+    with TestServer(Behaviour(responder=looping, native_tools=False)) as srv:
         project = make_project(tmp_path / "p", _config(srv.url, ["llm_react"], benchmarks))
         proc = snakemake(project, "--cores", "2")
     assert proc.returncode == 0, proc.stderr[-3000:]

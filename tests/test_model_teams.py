@@ -25,6 +25,7 @@ from whowhen.standin.server import Behaviour, TestServer
 from whowhen.taxonomy import load_taxonomy
 
 from .conftest import ROOT
+from .responders import looping
 
 
 def _client(srv: TestServer, native: bool = False):
@@ -96,14 +97,8 @@ def test_the_turn_taking_rule_matches_the_scripted_systems(system: str, benchmar
                 assert speaker(system, agents, history[:i]) == step.actor
 
 
-def _looping(prompt: str, schema) -> str:
-    if protocol.RULES_END not in prompt:
-        return default_responder(prompt, schema)
-    return f"Thought: let me think ({prompt.count(protocol.REMINDER)})."
-
-
 def test_a_model_that_never_calls_a_tool_stops_early() -> None:
-    with TestServer(Behaviour(responder=_looping, native_tools=False)) as srv:
+    with TestServer(Behaviour(responder=looping, native_tools=False)) as srv:
         runs, _, _ = run_rollouts(
             "arithmetic", "llm_react", {"n_tasks": 2}, 1, 0.0, 200, client=_client(srv)
         )
@@ -201,7 +196,7 @@ def test_labels_of_a_stochastic_model_need_successful_controls() -> None:
 def test_the_report_shows_what_the_model_did_beside_the_scripted_reference() -> None:
     from whowhen.analysis.played import played_html, played_table
 
-    with TestServer(Behaviour(responder=_looping, native_tools=False)) as srv:
+    with TestServer(Behaviour(responder=looping, native_tools=False)) as srv:
         played, _, _ = run_rollouts(
             "arithmetic", "llm_react", {"n_tasks": 2}, 1, 0.0, 200, client=_client(srv)
         )

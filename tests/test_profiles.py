@@ -9,22 +9,16 @@ from pathlib import Path
 
 import pytest
 import yaml
-from snakemake.utils import update_config
 
 from whowhen.config import check_files, validate_config
 from whowhen.errors import WhowhenError
 from whowhen.standin.server import Behaviour, TestServer
 
 from .conftest import ROOT
+from .profile_config import merged_profile
 from .workdir import make_project, snakemake
 
 PROFILES = sorted((ROOT / "config" / "profiles").glob("*.yaml"))
-
-
-def _merged(profile: Path) -> dict:
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    update_config(config, yaml.safe_load(profile.read_text()))
-    return config
 
 
 def test_there_are_profiles() -> None:
@@ -33,14 +27,14 @@ def test_there_are_profiles() -> None:
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.stem)
 def test_profile_composes_with_the_default(profile: Path) -> None:
-    config = validate_config(_merged(profile), source=str(profile))
+    config = validate_config(merged_profile(profile), source=str(profile))
     check_files(config, source=str(profile), root=ROOT)
 
 
 def test_a_dangling_feedback_source_is_named() -> None:
     """What every profile ran into before: it replaced attribution.llm while the default's
     feedback sources still named the stand-in attributor."""
-    config = _merged(ROOT / "config" / "profiles" / "openai.yaml")
+    config = merged_profile(ROOT / "config" / "profiles" / "openai.yaml")
     broken = copy.deepcopy(config)
     broken["feedback"]["sources"] = [*broken["feedback"]["sources"], "standin_step_by_step"]
     with pytest.raises(WhowhenError, match="unknown feedback source 'standin_step_by_step'"):
@@ -81,7 +75,7 @@ def _at_the_test_server(profile: Path, srv: TestServer) -> tuple[dict, dict]:
     config file that makes the run tiny (one benchmark, a few tasks, no imports, no
     feedback pairs) without touching what the profile says."""
     data = yaml.safe_load(profile.read_text())
-    merged = _merged(profile)
+    merged = merged_profile(profile)
     named = {item["model"] for item in merged["attribution"]["llm"]}
     named |= {merged["agents"].get("model"), merged["injection"].get("generator")}
     named |= {merged["taxonomy"].get("annotator"), *merged["agents"].get("roles", {}).values()}

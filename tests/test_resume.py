@@ -6,22 +6,22 @@ Timing columns (`schema.TIMING_COLUMNS`) and the timing table are the only excep
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-from whowhen.schema import TIMING_COLUMNS
 from whowhen.standin.server import Behaviour, TestServer
 
 from .conftest import one_benchmark
-from .workdir import env, make_project, snakemake, start_snakemake
+from .workdir import (
+    make_project,
+    resume_run,
+    run_artifacts,
+    run_until_killed,
+    snakemake,
+    start_snakemake,
+)
 
 pytestmark = pytest.mark.slow  # end to end: python -m pytest -m 'not slow' skips it
 
@@ -41,54 +41,6 @@ def _config(url: str) -> dict:
 def _cached(project: Path) -> int:
     root = project / CACHE
     return sum(1 for p in root.rglob("*.json") if "batches" not in p.parts) if root.exists() else 0
-
-
-def _run_until_killed(
-    project: Path, ready: Callable[[], bool], *targets: str, timeout: float = 300
-) -> None:
-    """Start the workflow (the whole, or `targets`), SIGKILL its process group once
-    `ready()` holds."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "snakemake", *targets, "--cores", "2", "--rerun-incomplete"],
-        cwd=project,
-        env=env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + timeout
-    try:
-        while not ready():
-            assert proc.poll() is None, "the run ended before the kill point"
-            assert time.monotonic() < deadline, "the kill point was never reached"
-            time.sleep(0.05)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-
-
-def _resume(project: Path, *targets: str) -> None:
-    assert snakemake(project, "--unlock").returncode == 0
-    proc = snakemake(project, *targets, "--cores", "2", "--rerun-incomplete")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-
-
-def _artifacts(project: Path) -> dict[str, object]:
-    """Every file under results/ and reports/: Parquet as its table less the timing
-    columns, anything else as bytes; the timing table is left out."""
-    out: dict[str, object] = {}
-    for root in ("results", "reports"):
-        for path in sorted((project / root).rglob("*")):
-            if not path.is_file() or path.stem == "timing":
-                continue
-            rel = str(path.relative_to(project))
-            if path.suffix == ".parquet":
-                table = pl.read_parquet(path)
-                out[rel] = table.drop([c for c in TIMING_COLUMNS if c in table.columns])
-            else:
-                out[rel] = path.read_bytes()
-    return out
 
 
 def _asked(srv: TestServer, start: int = 0) -> set[str]:
@@ -114,7 +66,7 @@ def test_kill_9_twice_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -
         assert _asked(srv, start) == questions  # the same questions as the clean run
         assert _cached(killed) == _cached(clean)
 
-    a, b = _artifacts(clean), _artifacts(killed)
+    a, b = run_artifacts(clean), run_artifacts(killed)
     assert sorted(a) == sorted(b)
     assert len(a) > 50
     for rel, value in a.items():
@@ -131,17 +83,17 @@ def _kill_twice_and_resume(killed: Path, srv: TestServer) -> int:
     in the server's request log the second run began."""
     continuation = killed / "logs/continuation"
     # 1. mid-stage in the continuation: some shards started, the dataset not yet built
-    _run_until_killed(killed, lambda: continuation.exists() and any(continuation.rglob("*.log")))
+    run_until_killed(killed, lambda: continuation.exists() and any(continuation.rglob("*.log")))
     assert not (killed / "results/dataset/labels.parquet").exists()
     # 2. while the attributor calls the model: answers cached, predictions not written
     assert snakemake(killed, "--unlock").returncode == 0
     start = len(srv.bodies)
-    _run_until_killed(killed, lambda: _cached(killed) >= 10)
+    run_until_killed(killed, lambda: _cached(killed) >= 10)
     predictions = killed / "results/predictions/built/mock_step_by_step.parquet"
     assert not predictions.exists()
     before_kill = _asked(srv, start)
     resume_start = len(srv.bodies)
-    _resume(killed)
+    resume_run(killed)
     again = _asked(srv, resume_start) & before_kill
     # a completed, cached call is never asked again; only the one in flight at the
     # kill (max_concurrency 1) may be

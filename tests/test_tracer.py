@@ -3,10 +3,7 @@ signal, is deterministic, reads only the train split, and runs on imported traje
 
 from __future__ import annotations
 
-import json
-import random
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 import pytest
@@ -16,31 +13,8 @@ from whowhen.attribution.heuristics import error_signal, error_signal_detail, nu
 from whowhen.attribution.tracer import TracerConfig, TracerModel, fit, predict
 from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, to_arrow
 
-from .conftest import SHARED
-
-SAMPLE = SHARED / "data" / "who_and_when_sample"
-needs_sample = pytest.mark.skipif(not SAMPLE.exists(), reason="../shared Who&When sample absent")
-
-
-def _steps(run_id: str, rows: list[tuple[Any, ...]]) -> pl.DataFrame:
-    """(actor, kind, content[, tool, tool_args]) rows -> a valid steps table, step 0 the task."""
-    out = []
-    for i, (actor, kind, content, *rest) in enumerate(rows):
-        tool, args = [*rest, None, None][:2]
-        out.append(
-            {
-                "run_id": run_id,
-                "step": i,
-                "actor": actor,
-                "role": None,
-                "kind": kind,
-                "content": content,
-                "tool": tool,
-                "tool_args": json.dumps(args, sort_keys=True) if args is not None else None,
-                "media": [],
-            }
-        )
-    return pl.from_arrow(to_arrow(out, STEPS))
+from .tracer_data import steps_table, synthetic_runs
+from .wnw_files import SAMPLE, needs_sample
 
 
 def _pick(steps: pl.DataFrame) -> tuple[str, int] | None:
@@ -51,7 +25,7 @@ def _pick(steps: pl.DataFrame) -> tuple[str, int] | None:
 
 
 def test_error_observation_blames_the_step_that_caused_it() -> None:
-    steps = _steps(
+    steps = steps_table(
         "r",
         [
             ("user", "message", "Who founded Fjordline?"),
@@ -67,7 +41,7 @@ def test_error_observation_blames_the_step_that_caused_it() -> None:
 
 
 def test_stated_value_passed_differently_is_a_contradiction() -> None:
-    steps = _steps(
+    steps = steps_table(
         "r",
         [
             ("user", "message", "Add 12 and 30, then subtract 5."),
@@ -90,7 +64,7 @@ def test_numbers_in_any_notation_and_length_do_not_break_the_heuristic() -> None
     400-digit number became `inf`. Values keep one plain spelling, exactly."""
     assert numbers("lr 0.000010, 7.0 apples, id 007, -0.0") == {"0.00001", "7", "0"}
     assert numbers("9" * 400) == {"9" * 400}
-    steps = _steps(
+    steps = steps_table(
         "r",
         [
             ("user", "message", "Pick the learning rate."),
@@ -102,7 +76,7 @@ def test_numbers_in_any_notation_and_length_do_not_break_the_heuristic() -> None
 
 
 def test_rejection_blames_the_step_that_stated_the_disputed_value() -> None:
-    steps = _steps(
+    steps = steps_table(
         "r",
         [
             ("user", "message", "How much higher is Nice than Bonn?"),
@@ -122,7 +96,7 @@ def test_rejection_blames_the_step_that_stated_the_disputed_value() -> None:
 
 
 def test_failed_tests_blame_the_step_whose_observation_shows_them() -> None:
-    steps = _steps(
+    steps = steps_table(
         "r",
         [
             ("user", "message", "Implement add."),
@@ -143,7 +117,7 @@ def test_failed_tests_blame_the_step_whose_observation_shows_them() -> None:
 
 
 def test_no_signal_falls_back_to_the_last_agent_step_and_no_agent_gives_none() -> None:
-    steps = _steps(
+    steps = steps_table(
         "r",
         [
             ("user", "message", "Question?"),
@@ -153,71 +127,11 @@ def test_no_signal_falls_back_to_the_last_agent_step_and_no_agent_gives_none() -
         ],
     )
     assert _pick(steps) == ("b", 2)
-    only_task = _steps("q", [("user", "message", "Question?")])
+    only_task = steps_table("q", [("user", "message", "Question?")])
     assert _pick(only_task) is None
 
 
 # ---- tracer-lite ----------------------------------------------------------------------
-
-WORDS = [
-    "alpha",
-    "beta",
-    "gamma",
-    "delta",
-    "epsilon",
-    "zeta",
-    "theta",
-    "kappa",
-    "lambda",
-    "sigma",
-    "omega",
-]
-
-
-def _synthetic(n_runs: int, seed: int = 0) -> dict[str, pl.DataFrame]:
-    """Runs of 6 agent steps of random words; the gold step (at a random position, by a
-    random agent) alone says "zorblax". Half the runs train, a quarter dev, a quarter test."""
-    rng = random.Random(seed)
-    runs, steps, labels = [], [], []
-    for k in range(n_runs):
-        run_id = f"run{k:03d}"
-        gold = rng.randrange(1, 7)
-        rows = [("user", "message", "Solve the task.")]
-        for i in range(1, 7):
-            words = rng.sample(WORDS, 4) + (["zorblax"] if i == gold else [])
-            rng.shuffle(words)
-            rows.append((rng.choice(["planner", "solver"]), "message", " ".join(words)))
-        steps.append(_steps(run_id, rows))
-        runs.append(
-            {
-                "run_id": run_id,
-                "benchmark": "synthetic",
-                "task_id": f"t{k}",
-                "modality": "text",
-                "system": "duo",
-                "topology": "multi",
-                "policy": "scripted",
-                "seed": 0,
-                "origin": "imported",
-                "success": False,
-                "n_steps": 7,
-            }
-        )
-        split = "train" if k % 4 < 2 else ("dev" if k % 4 == 2 else "test")
-        labels.append(
-            {
-                "run_id": run_id,
-                "decisive_agent": rows[gold][0],
-                "decisive_step": gold,
-                "source": "imported",
-                "split": split,
-            }
-        )
-    return {
-        "runs": pl.from_arrow(to_arrow(runs, RUNS)),
-        "steps": pl.concat(steps),
-        "labels": pl.from_arrow(to_arrow(labels, LABELS)),
-    }
 
 
 def _accuracy(preds: pl.DataFrame, labels: pl.DataFrame, split: str) -> tuple[float, float]:
@@ -229,7 +143,7 @@ def _accuracy(preds: pl.DataFrame, labels: pl.DataFrame, split: str) -> tuple[fl
 
 @pytest.fixture(scope="module")
 def synthetic() -> dict[str, pl.DataFrame]:
-    return _synthetic(160)
+    return synthetic_runs(160)
 
 
 FULL = TracerConfig(features="full")
@@ -294,7 +208,7 @@ def test_tracer_fit_saves_a_model_that_predicts_the_same(
     synthetic: dict[str, pl.DataFrame], tmp_path: Path
 ) -> None:
     from whowhen.attribution.stage import tracer_fit
-    from whowhen.schema import LABELS, RUNS, STEPS, write_table
+    from whowhen.schema import write_table
 
     inputs = {
         name: str(write_table(synthetic[name], spec, tmp_path / f"{name}.parquet"))

@@ -18,7 +18,7 @@ from whowhen.attribution.tracer_features import DENSE, run_features
 from whowhen.cli import main
 from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, read_table, write_table
 
-from .test_tracer import _steps, _synthetic
+from .tracer_data import steps_table, synthetic_runs
 
 
 def _dataset(folder: Path, tables: dict[str, pl.DataFrame]) -> Path:
@@ -29,7 +29,7 @@ def _dataset(folder: Path, tables: dict[str, pl.DataFrame]) -> Path:
 
 @pytest.fixture(scope="module")
 def planted() -> dict[str, pl.DataFrame]:
-    return _synthetic(80, seed=4)
+    return synthetic_runs(80, seed=4)
 
 
 def test_fit_cross_validates_saves_and_attribute_uses_the_model(
@@ -132,7 +132,7 @@ def test_shortcut_predictors_write_nothing_without_a_train_split(
 
 
 def _cues(rows: list[tuple], question: str | None = None) -> dict[str, list[float]]:
-    steps = _steps("r", rows).to_dicts()
+    steps = steps_table("r", rows).to_dicts()
     index = [i for i, r in enumerate(steps) if r["actor"] not in ("user", "tool")]
     cues = run_cues(steps, index, question)
     return {name: getattr(cues, name) for name in cues.__dataclass_fields__}
@@ -200,7 +200,7 @@ def test_rejections_are_found_whatever_their_case(text: str) -> None:
 
 def test_features_survive_any_text() -> None:
     """Any script, numbers in any notation and length, a megabyte step: no crash, finite."""
-    steps = _steps(
+    steps = steps_table(
         "r",
         [
             ("user", "message", "计算 0.00001 加 1e-05"),

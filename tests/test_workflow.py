@@ -26,7 +26,7 @@ OUTPUTS = (
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory, request) -> tuple[Path, Path]:
     from .conftest import TINY
-    from .test_datasets import _ag, _hc, _write
+    from .wnw_files import ag_record, hc_record, write_files
 
     config = json.loads(json.dumps(TINY))
     config["imports"] = [
@@ -42,8 +42,10 @@ def two_runs(tmp_path_factory, request) -> tuple[Path, Path]:
     dirs = []
     for name in ("a", "b"):
         project = make_project(tmp_path_factory.mktemp(name) / "proj", config)
-        _write(project / "data/wnw/Algorithm-Generated", {"1.json": _ag(), "2.json": "{bad"})
-        _write(project / "data/wnw/Hand-Crafted", {"5.json": _hc()})
+        write_files(
+            project / "data/wnw/Algorithm-Generated", {"1.json": ag_record(), "2.json": "{bad"}
+        )
+        write_files(project / "data/wnw/Hand-Crafted", {"5.json": hc_record()})
         proc = snakemake(project, "--cores", "2")
         assert proc.returncode == 0, proc.stderr[-3000:]
         dirs.append(project)

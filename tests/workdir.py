@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import yaml
+
+from whowhen.schema import TIMING_COLUMNS
 
 from .conftest import ROOT
 
@@ -59,3 +65,52 @@ def run(cmd: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedPr
 
 def snakemake(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return run([sys.executable, "-m", "snakemake", *args], cwd)
+
+
+def run_until_killed(
+    project: Path, ready: Callable[[], bool], *targets: str, timeout: float = 300
+) -> None:
+    """Start the workflow (the whole, or `targets`), SIGKILL its process group once
+    `ready()` holds."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", *targets, "--cores", "2", "--rerun-incomplete"],
+        cwd=project,
+        env=env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + timeout
+    try:
+        while not ready():
+            assert proc.poll() is None, "the run ended before the kill point"
+            assert time.monotonic() < deadline, "the kill point was never reached"
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def resume_run(project: Path, *targets: str) -> None:
+    """Unlock the project and finish the interrupted run; it must succeed."""
+    assert snakemake(project, "--unlock").returncode == 0
+    proc = snakemake(project, *targets, "--cores", "2", "--rerun-incomplete")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def run_artifacts(project: Path) -> dict[str, object]:
+    """Every file under results/ and reports/: Parquet as its table less the timing
+    columns, anything else as bytes; the timing table is left out."""
+    out: dict[str, object] = {}
+    for root in ("results", "reports"):
+        for path in sorted((project / root).rglob("*")):
+            if not path.is_file() or path.stem == "timing":
+                continue
+            rel = str(path.relative_to(project))
+            if path.suffix == ".parquet":
+                table = pl.read_parquet(path)
+                out[rel] = table.drop([c for c in TIMING_COLUMNS if c in table.columns])
+            else:
+                out[rel] = path.read_bytes()
+    return out
