@@ -96,6 +96,42 @@ def test_the_cycle_finder_finds_cycles() -> None:
     assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
 
 
+def _package(module: str) -> str | None:
+    """The top-level unit of `module`: `whowhen.X` for whatever X (module or package) is
+    directly under src/whowhen; None for `whowhen` itself."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def _package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """`graph` folded onto top-level units, imports within one unit left out."""
+    folded: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        if (source := _package(module)) is None:
+            continue
+        folded.setdefault(source, set())
+        for target in targets:
+            if (dest := _package(target)) is not None and dest != source:
+                folded[source].add(dest)
+                folded.setdefault(dest, set())
+    return folded
+
+
+def test_the_package_graph_has_no_cycle() -> None:
+    """Layers hold between whole units too: a package whose modules straddle two layers
+    (a loader below, a stage above) would let the layers import each other through it."""
+    packages = _package_graph(GRAPH)
+    assert {"benchmarks", "injection", "registry", "attribution", "taxonomy"} <= set(packages)
+    cycle = _cycle(packages)
+    assert cycle is None, "package import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_package_graph_folds_modules_onto_units() -> None:
+    graph = {"whowhen.a.x": {"whowhen.b", "whowhen.a.y"}, "whowhen.a.y": set(), "whowhen.b": set()}
+    assert _package_graph(graph) == {"a": {"b"}, "b": set()}
+    assert _cycle(_package_graph({**graph, "whowhen.b": {"whowhen.a.y"}})) == ["a", "b", "a"]
+
+
 def _deferred_blocks(path: Path) -> list[tuple[int, int, list[str]]]:
     """(first line, last line, whowhen modules) of each run of consecutive imports in a
     function body that imports whowhen code."""
@@ -146,6 +182,7 @@ def _layer_of(module: str, prefixes: tuple[str, ...]) -> bool:
                 "whowhen.agents",
                 "whowhen.registry",
                 "whowhen.injection",
+                "whowhen.operators",
                 "whowhen.attribution",
                 "whowhen.analysis",
             ),
@@ -157,7 +194,7 @@ def _layer_of(module: str, prefixes: tuple[str, ...]) -> bool:
             "whowhen.benchmarks",
             (
                 "whowhen.registry",
-                "whowhen.injection.operators",
+                "whowhen.operators",
                 "whowhen.injection.plan",
                 "whowhen.rollouts",
                 "whowhen.continuation",

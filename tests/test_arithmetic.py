@@ -16,7 +16,7 @@ from whowhen.benchmarks.arithmetic.operators import OPERATORS as ARITHMETIC_OPER
 from whowhen.benchmarks.arithmetic.operators import premature_finish
 from whowhen.benchmarks.arithmetic.tasks import Task, generate_tasks, parse_problem
 from whowhen.errors import WhowhenError
-from whowhen.injection.operators import OPERATORS
+from whowhen.operators import OPERATORS
 from whowhen.registry import get_benchmark, make_system
 from whowhen.runtime import Action, Episode, Step, run_episode, warm_start
 from whowhen.tools import calculate

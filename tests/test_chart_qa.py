@@ -20,8 +20,8 @@ from whowhen.benchmarks.chart_qa.tasks import (
     task_text,
     trend_of,
 )
-from whowhen.injection.operators import OPERATORS, random_slip
 from whowhen.media import load_bytes, load_rgb, png_bytes
+from whowhen.operators import OPERATORS, random_slip
 from whowhen.registry import make_system
 from whowhen.runtime import Action, run_episode, warm_start
 from whowhen.taxonomy import load_taxonomy

@@ -6,7 +6,7 @@ from whowhen.benchmarks.arithmetic.actions import code_action, parse_code, progr
 from whowhen.benchmarks.arithmetic.env import ArithmeticEnv
 from whowhen.benchmarks.arithmetic.policies import POLICIES
 from whowhen.benchmarks.arithmetic.tasks import generate_tasks
-from whowhen.injection.operators import OPERATORS, random_slip
+from whowhen.operators import OPERATORS, random_slip
 from whowhen.registry import make_system
 from whowhen.runtime import Action, run_episode, warm_start
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from whowhen.benchmarks.arithmetic import SPEC
-from whowhen.injection.operators import build_operators
+from whowhen.operators import build_operators
 from whowhen.runtime import Action, Step
 
 from .coherence_checks import modes_test, reference_test, swept_test

@@ -8,7 +8,7 @@ from whowhen.benchmarks.doc_qa.actions import PATTERNS
 from whowhen.benchmarks.doc_qa.env import DocQAEnv
 from whowhen.benchmarks.doc_qa.tasks import CITIES, chain_of, generate_tasks, parse_question
 from whowhen.errors import WhowhenError
-from whowhen.injection.operators import OPERATORS
+from whowhen.operators import OPERATORS
 from whowhen.registry import has_policy, make_system
 from whowhen.runtime import Action, run_episode, warm_start
 

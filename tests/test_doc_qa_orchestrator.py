@@ -17,7 +17,7 @@ from whowhen.benchmarks.doc_qa.operators import OPERATORS, wrong_title
 from whowhen.benchmarks.doc_qa.policies import POLICIES
 from whowhen.benchmarks.doc_qa.prompts import PROMPTS
 from whowhen.benchmarks.doc_qa.tasks import CITIES, chain_of, generate_tasks
-from whowhen.injection.operators import OPERATORS as ALL_OPERATORS
+from whowhen.operators import OPERATORS as ALL_OPERATORS
 from whowhen.registry import make_system
 from whowhen.runtime import Action, Episode, run_episode, warm_start
 

@@ -19,8 +19,8 @@ from whowhen.benchmarks.event_timing.tasks import (
     make_tasks,
     parse_task,
 )
-from whowhen.injection.operators import OPERATORS, random_slip
 from whowhen.media import load_rgb, media_path
+from whowhen.operators import OPERATORS, random_slip
 from whowhen.registry import get_benchmark, make_system
 from whowhen.runtime import Action, Step, run_episode, warm_start
 

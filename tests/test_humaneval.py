@@ -18,7 +18,7 @@ from whowhen.benchmarks.humaneval.tasks import (
     reference_solution,
     visible_examples,
 )
-from whowhen.injection.operators import random_slip
+from whowhen.operators import random_slip
 from whowhen.registry import make_system
 from whowhen.runtime import Action, Episode, run_episode
 

@@ -6,13 +6,13 @@ import random
 import polars as pl
 import pytest
 
+from whowhen import slips
 from whowhen.benchmarks.arithmetic.actions import calc_action, parse_calc
-from whowhen.injection import slips
-from whowhen.injection.operators import OPERATORS
 from whowhen.injection.plan import plan_injections, spread_order
-from whowhen.injection.slips import typo
+from whowhen.operators import OPERATORS
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action
+from whowhen.slips import typo
 from whowhen.taxonomy import load_taxonomy
 from whowhen.tools import final_action
 

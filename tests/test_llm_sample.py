@@ -37,7 +37,7 @@ def test_the_annotator_reads_a_sample_of_the_failures() -> None:
     from whowhen.models import make_client
     from whowhen.rollouts import run_rollouts
     from whowhen.taxonomy import load_taxonomy
-    from whowhen.taxonomy.stage import annotate_failures
+    from whowhen.taxonomy_stage import annotate_failures
 
     from .conftest import ROOT
 

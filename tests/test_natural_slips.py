@@ -9,14 +9,14 @@ import random
 import polars as pl
 import pytest
 
-from whowhen.injection.natural import (
+from whowhen.natural_slips import (
     early_answer,
     natural_slip,
     repeated_request,
     rounded_value,
     stale_value,
 )
-from whowhen.injection.operators import OPERATORS, slip_model
+from whowhen.operators import OPERATORS, slip_model
 from whowhen.replay.stage import replay_failures
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action, Step

@@ -247,7 +247,7 @@ def test_the_model_layer_imports_no_code_above_it_and_no_sdk() -> None:
         "whowhen.attribution.factory",
         "whowhen.attribution.stage",
         "whowhen.injection.stage",
-        "whowhen.taxonomy.stage",
+        "whowhen.taxonomy_stage",
         "whowhen.feedback.stage",
     ],
 )

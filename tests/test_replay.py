@@ -11,8 +11,8 @@ import polars as pl
 from whowhen.benchmarks.arithmetic.actions import parse_calc
 from whowhen.benchmarks.arithmetic.env import ArithmeticEnv
 from whowhen.benchmarks.arithmetic.operators import wrong_operand
-from whowhen.injection.operators import random_slip
 from whowhen.injection.plan import plan_injections
+from whowhen.operators import random_slip
 from whowhen.registry import get_benchmark, make_system
 from whowhen.replay import classify, replay_failures, replay_run
 from whowhen.rollouts import run_rollouts

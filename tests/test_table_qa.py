@@ -25,7 +25,7 @@ from whowhen.benchmarks.table_qa.tasks import (
     parse_question,
     query_for,
 )
-from whowhen.injection.operators import OPERATORS
+from whowhen.operators import OPERATORS
 from whowhen.registry import make_system
 from whowhen.runtime import Action, Step, run_episode, warm_start
 

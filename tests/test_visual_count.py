@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 
+from whowhen import slips
 from whowhen.benchmarks.visual_count.env import (
     REGIONS,
     VisualCountEnv,
@@ -28,9 +29,8 @@ from whowhen.benchmarks.visual_count.tasks import (
     parse_question,
     render_scene,
 )
-from whowhen.injection import slips
-from whowhen.injection.operators import OPERATORS, random_slip
 from whowhen.media import load_bytes, load_rgb, png_bytes
+from whowhen.operators import OPERATORS, random_slip
 from whowhen.registry import make_system
 from whowhen.runtime import Action, run_episode, warm_start
 

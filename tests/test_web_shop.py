@@ -10,7 +10,7 @@ from whowhen.benchmarks.web_shop.env import TOOL_SPECS, WebShopEnv
 from whowhen.benchmarks.web_shop.messages import APPROVE, BUY, ITEM_BAD, REJECT
 from whowhen.benchmarks.web_shop.operators import OPERATORS
 from whowhen.benchmarks.web_shop.tasks import make_tasks, parse_instruction
-from whowhen.injection.operators import OPERATORS as ALL_OPERATORS
+from whowhen.operators import OPERATORS as ALL_OPERATORS
 from whowhen.registry import get_benchmark, make_system
 from whowhen.runtime import Action, Episode, run_episode, warm_start
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.injection.operators import slip_model
+from whowhen.operators import slip_model
 from whowhen.registry import get_benchmark, make_system
 from whowhen.runtime import Action, warm_start
 from whowhen.runtime.records import steps_from_frame

@@ -91,7 +91,7 @@ def _benchmark_modules() -> list[str]:
 def discover() -> dict[str, Benchmark]:
     """Build BENCHMARKS and SYSTEMS in place from the packages and entry points.
 
-    Runs once at import. The operator registry (`injection.operators`) is built from it
+    Runs once at import. The operator registry (`operators`) is built from it
     when that module is imported, so a benchmark installed later needs a new process."""
     found: dict[str, Benchmark] = {}
     for module_name in _benchmark_modules():

@@ -8,9 +8,10 @@ from typing import Any
 
 import polars as pl
 
+from whowhen.defaults import filled
 from whowhen.frameworks.stage import FrameworkShard, exchange_rows, is_framework, run_stats
-from whowhen.injection.operators import slip_model
 from whowhen.media import media_root
+from whowhen.operators import slip_model
 from whowhen.registry import (
     MODEL_SYSTEMS,
     agent_client,
@@ -46,7 +47,7 @@ def run_rollouts(
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """All rollouts of `system` on `benchmark`: (runs, steps, slips). Pure given its
     arguments (rendered media go to the content-addressed store). `slip_kind` names the slip
-    model (`injection.operators.SLIP_MODELS`; the pipeline's default is `natural`)."""
+    model (`operators.SLIP_MODELS`; the pipeline's default is `natural`)."""
     bench = get_benchmark(benchmark, bench_cfg)
     tasks = bench.make_tasks(bench_cfg, seed)
 
@@ -181,7 +182,9 @@ def set_apart_infra(
 
 
 def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
-    """Snakemake edge: one (benchmark, system) shard."""
+    """Snakemake edge: one (benchmark, system) shard. The `rollouts` section is filled from
+    the config schema's defaults here (tests call this with a partial one)."""
+    params = {**params, "rollouts": filled("rollouts", params["rollouts"])}
     media_root().mkdir(parents=True, exist_ok=True)  # a DVC output even for text-only runs
     benchmark, system = wildcards["benchmark"], wildcards["system"]
     start_tools(benchmark, params["bench"])
@@ -201,7 +204,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
             params["rollouts"]["slip_rate"],
             params["rollouts"]["max_steps"],
             client=client,
-            slip_kind=params["rollouts"].get("slips", "natural"),
+            slip_kind=params["rollouts"]["slips"],
         )
     if client is not None:
         log.info("model calls: %s", client.stats.as_dict())
@@ -219,4 +222,4 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
 def _client_for(system: str, params: dict[str, Any]) -> Any:
     if system not in MODEL_SYSTEMS:
         return None
-    return agent_client(params.get("agents"), params.get("llm"), params.get("models"))
+    return agent_client(params["agents"], params["llm"], params["models"])

@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.injection.operators import slip_model
+from whowhen.operators import slip_model
 from whowhen.registry import make_system
 from whowhen.runtime import Action, Episode, Step, continue_episode
 from whowhen.runtime.feedback import is_feedback, strip_feedback
@@ -32,7 +32,7 @@ class Setting:
     persistence: float
     max_steps: int
     client: Any = None  # the model playing an LLM system
-    slips: str = "operators"  # the slip model (injection.operators.SLIP_MODELS)
+    slips: str = "operators"  # the slip model (operators.SLIP_MODELS)
 
     def agent(self, seeds: tuple[int, ...]) -> Any:
         """The system as it plays an attempt with this seed chain (slips and all)."""

@@ -1,5 +1,6 @@
 """Injection: the generic machinery that plants one taxonomy-grounded error in a
-successful run. `slips` (generic slip helpers the benchmarks' operators use), `operators`
-(the operator registry over every benchmark's operators, and the slip model), `plan`
-(which step, which mode, which replacement), `llm_generator` (a model writes the
-replacement) and `stage` (the Snakemake edge)."""
+successful run: `plan` (which step, which mode, which replacement), `llm_generator` (a
+model writes the replacement) and `stage` (the Snakemake edge). The pieces it builds on
+sit in lower layers, so the layers import one way: `whowhen.slips` (generic slip helpers
+the benchmarks' operators use) and `whowhen.natural_slips` below the benchmarks,
+`whowhen.operators` (the operator registry and the slip models) beside the registry."""

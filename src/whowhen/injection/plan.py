@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.injection.operators import OPERATORS
+from whowhen.operators import OPERATORS
 from whowhen.runtime import Action
 from whowhen.runtime.records import by_run, steps_from_rows
 from whowhen.schema import INJECTIONS, NON_AGENT_ACTORS, stable_id, to_arrow

@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 
 from whowhen.benchmarks.base import Benchmark
-from whowhen.injection.operators import slip_model
+from whowhen.operators import slip_model
 from whowhen.registry import MODEL_SYSTEMS, get_benchmark, make_system
 from whowhen.replay.classify import classify, describe
 from whowhen.replay.probe import Probe, Replay, probe_rows, replay_run

@@ -1,9 +1,10 @@
 """The failure taxonomy: a versioned YAML in config (categories, modes with definitions,
 examples and the action types they apply to), loaded and validated; mode ids are stable.
 
-The taxonomy stage (`stage.py`) summarises the natural failures: their overview per
-(benchmark, system), the modes the replay stage found (`overview.py`) and candidate new
-modes clustered from the failures no mode fits (`propose.py`).
+The taxonomy stage (`whowhen.taxonomy_stage`: it annotates with the attribution engine,
+so it sits above it, outside this base-layer package) summarises the natural failures:
+their overview per (benchmark, system), the modes the replay stage found (`overview.py`)
+and candidate new modes clustered from the failures no mode fits (`propose.py`).
 """
 
 from __future__ import annotations

@@ -37,8 +37,8 @@ from whowhen.benchmarks.arithmetic.restatements import (
 )
 from whowhen.benchmarks.arithmetic.tasks import shown_problem
 from whowhen.benchmarks.base import Operator, covers
-from whowhen.injection.slips import typo
 from whowhen.runtime import Action, Step
+from whowhen.slips import typo
 
 _REJECTION_RE = REJECTION_RE
 

@@ -49,8 +49,8 @@ from whowhen.benchmarks.arithmetic.phrases import (
 )
 from whowhen.benchmarks.arithmetic.tasks import shown_problem
 from whowhen.benchmarks.base import covers
-from whowhen.injection.slips import typo
 from whowhen.runtime import Action, Step
+from whowhen.slips import typo
 from whowhen.tools import calculate
 
 _SOLO = ((PLAN, "start"), (CONFIRM, "total"), (RETRY_NOTE, "a"), (RECAP, "total"))

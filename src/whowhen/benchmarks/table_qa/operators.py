@@ -33,8 +33,8 @@ from whowhen.benchmarks.base import Operator, covers
 from whowhen.benchmarks.table_qa.actions import REJECTION, approve, last_proposal
 from whowhen.benchmarks.table_qa.forms import Reading, build, read
 from whowhen.benchmarks.table_qa.tasks import MEASURES, PRODUCTS, REGIONS
-from whowhen.injection.slips import typo
 from whowhen.runtime import Action, Step
+from whowhen.slips import typo
 
 _LOOKALIKE = {"1": "7", "7": "1", "3": "8", "8": "3", "5": "6", "6": "5", "0": "8"}
 _SWAP_AGG = {"total": "average", "average": "total", "largest": "smallest", "smallest": "largest"}

@@ -44,8 +44,8 @@ from whowhen.benchmarks.web_shop.pages import (
 from whowhen.benchmarks.web_shop.policies import line_text
 from whowhen.benchmarks.web_shop.swaps import HANDOFFS, REPORTS, other_target, swap_target
 from whowhen.benchmarks.web_shop.tasks import NOUNS
-from whowhen.injection.slips import typo
 from whowhen.runtime import Action, Step
+from whowhen.slips import typo
 
 
 def _say(form: Form, history: Sequence[Step], like: Action, **fields: object) -> str:

@@ -1,5 +1,5 @@
 """The operator registry: taxonomy mode -> one operator, combined from the generic slips
-(`injection.slips`) and every benchmark's own operators (`Benchmark.operators`).
+(`slips`) and every benchmark's own operators (`Benchmark.operators`).
 
 A replacement must read like a real slip: no marker, no changed formatting, the same
 template the policy uses. Operators return None when they cannot apply (e.g. a step
@@ -15,10 +15,10 @@ import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from whowhen.benchmarks.base import Benchmark, Operator
-from whowhen.injection.natural import natural_slip
-from whowhen.injection.slips import GENERIC
+from whowhen.natural_slips import natural_slip
 from whowhen.registry import BENCHMARKS
 from whowhen.runtime import Action, Step
+from whowhen.slips import GENERIC
 
 
 def _takes_history(op: Operator) -> bool:
@@ -69,7 +69,7 @@ def random_slip(
 
 SLIP_MODELS = {"natural": natural_slip, "operators": random_slip}
 """How scripted agents slip on their own (`rollouts.slips`): the natural slip generator
-(`injection.natural`, apart from the injection operators: the default), or a random
+(`natural_slips`, apart from the injection operators: the default), or a random
 injection operator (as before it existed)."""
 
 

@@ -2,7 +2,7 @@
 and the one operator that fits any benchmark (a mistyped numeric final answer).
 
 Why here, below the benchmark packages: operators of several benchmarks mistype numbers
-the same way, and the planning machinery (`injection.operators`, `injection.plan`) sits
+the same way, and the planning machinery (`operators`, `injection.plan`) sits
 above the packages, so it cannot be what they import.
 """
 

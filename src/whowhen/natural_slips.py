@@ -31,8 +31,8 @@ import random
 import re
 from collections.abc import Callable, Sequence
 
-from whowhen.injection.slips import NUMBER
 from whowhen.runtime import Action, Step
+from whowhen.slips import NUMBER
 
 NaturalSlip = Callable[[Action, random.Random, Sequence[Step]], tuple[str, Action] | None]
 
