@@ -28,6 +28,7 @@ import pyarrow as pa
 import yaml
 
 from whowhen.analysis.stage import FIGURES, TABLES, stage
+from whowhen.defaults import filled, section_defaults
 from whowhen.models.prices import DEFAULT_PRICES
 from whowhen.schema import (
     AGREEMENT,
@@ -298,7 +299,7 @@ def main() -> None:
     inputs = write_inputs(tables, root / "inputs")
     t1 = time.perf_counter()
     params = {
-        "analysis": {"tolerance": 3, "figure_split": "test"},
+        "analysis": filled("analysis", {"tolerance": 3}),
         "datasets": ["synthetic"],
         "systems": list(SYSTEMS),
         "attributors": sorted(set(tables["predictions"]["attributor"])),
@@ -307,7 +308,7 @@ def main() -> None:
             "llm": [{"name": k, "model": m, "protocol": p} for k, (m, p, _a, _c) in LLM.items()],
         },
         "models": {m: {"id": m} for m, _p, _a, _c in LLM.values()},
-        "llm": {"prices": None},  # the packaged table
+        "llm": section_defaults("llm"),  # prices: the packaged table
     }
     stage(params, inputs, outputs_in(root / "out"), {})
     t2 = time.perf_counter()

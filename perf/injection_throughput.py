@@ -84,7 +84,7 @@ def measure(
         taxonomy,
         inj_cfg["seed"],
         per_run,
-        inj_cfg.get("modes") or None,
+        inj_cfg["modes"] or None,
         step_selection=selection,
     )
     plan_s = time.perf_counter() - start
@@ -153,7 +153,7 @@ def main() -> None:
     os.environ.setdefault("WHOWHEN_MEDIA_DIR", tempfile.mkdtemp(prefix="whowhen-media-"))
     cfg = load_config(args.config)
     per_run = args.per_run or cfg["injection"]["per_run"]
-    rerollout = bool(cfg["continuation"].get("rerollout")) and not args.no_rerollout
+    rerollout = bool(cfg["continuation"]["rerollout"]) and not args.no_rerollout
     whowhen.continuation._compare_rerollout = _timed_compare_rerollout
     CLOCK.install()  # time in sandboxed code (HumanEval checks, run_python)
     print(

@@ -33,7 +33,7 @@ import polars as pl
 from whowhen.config import load_config
 from whowhen.continuation import continue_injections
 from whowhen.dataset.audit import leakage_audit
-from whowhen.dataset.build import dataset_from_config, dataset_options
+from whowhen.dataset.build import dataset_from_config
 from whowhen.dataset.kinds import step_kind
 from whowhen.dataset.positions import agent_step_table
 from whowhen.injection.plan import plan_injections
@@ -60,7 +60,7 @@ def build(cfg: dict[str, Any], bench: str, tasks: int, per_run: int) -> dict[str
         if not has_policy(system, bench):
             continue
         seed, slip = cfg["seed"], cfg["rollouts"]["slip_rate"]
-        kind = cfg["rollouts"].get("slips", "natural")
+        kind = cfg["rollouts"]["slips"]
         runs, steps, slips = run_rollouts(
             bench, system, bench_cfg, seed, slip, cfg["rollouts"]["max_steps"], slip_kind=kind
         )
@@ -70,9 +70,9 @@ def build(cfg: dict[str, Any], bench: str, tasks: int, per_run: int) -> dict[str
             taxonomy,
             inj["seed"],
             per_run,
-            inj.get("modes") or None,
+            inj["modes"] or None,
             step_selection=selection,
-            terminal_share=inj.get("terminal_share", 1.0),
+            terminal_share=inj["terminal_share"],
         )
         parts = continue_injections(
             planned,
@@ -150,8 +150,8 @@ def main() -> None:
         tv = 0.5 * float((table["step_share"] - table["gold_share"]).abs().sum())
         print(table.head(args.rows))
         print(f"{bench}: total variation distance, gold kinds vs step kinds: {tv:.3f}")
-        data = dataset_from_config(built["parts"], cfg["continuation"], cfg.get("dataset"))
-        opts = dataset_options(cfg.get("dataset"))
+        opts = cfg["dataset"]  # filled from the config schema by load_config
+        data = dataset_from_config(built["parts"], cfg["continuation"], opts)
         audit = leakage_audit(
             data["runs"], data["steps"], data["labels"], opts["audit_margin"] / 100
         )

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import copy
-import functools
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 
 from whowhen.attribution.shortcuts import SHORTCUTS
+from whowhen.defaults import fill_defaults, schema
 from whowhen.errors import WhowhenError
 from whowhen.frameworks.systems import FRAMEWORK_SYSTEMS, missing_extra
 from whowhen.io import TooLarge, check_values, read_yaml
@@ -19,20 +17,14 @@ from whowhen.registry import BENCHMARKS, LLM_SYSTEMS, MODEL_SYSTEMS, SYSTEMS, ba
 from whowhen.schema import FEEDBACK_SOURCES_FIXED
 
 
-@functools.cache
-def _schema() -> dict[str, Any]:
-    text = resources.files("whowhen").joinpath("data", "config.schema.yaml").read_text()
-    return yaml.safe_load(text)
-
-
 def config_schema() -> dict[str, Any]:
     """The config's JSON schema (parsed once; each caller gets its own copy), with each
     registered benchmark's section schema, so adding a benchmark package edits no schema."""
-    schema = copy.deepcopy(_schema())
-    schema["properties"]["benchmarks"]["properties"] = {
+    full = schema()
+    full["properties"]["benchmarks"]["properties"] = {
         name: copy.deepcopy(dict(spec.config_schema)) for name, spec in BENCHMARKS.items()
     }
-    return schema
+    return full
 
 
 def _odd_key(value: Any, path: tuple[str, ...] = ()) -> tuple[str, Any] | None:
@@ -49,16 +41,6 @@ def _odd_key(value: Any, path: tuple[str, ...] = ()) -> tuple[str, Any] | None:
             if found := _odd_key(sub, (*path, str(i))):
                 return found
     return None
-
-
-def _fill_defaults(value: Any, schema: dict[str, Any]) -> None:
-    if not isinstance(value, dict):
-        return
-    for key, sub in schema.get("properties", {}).items():
-        if key not in value and "default" in sub:
-            value[key] = sub["default"]
-        if key in value:
-            _fill_defaults(value[key], sub)
 
 
 def kernel_process_cap(config: dict[str, Any]) -> str:
@@ -82,8 +64,8 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
     odd = _odd_key(config)
     if odd:
         raise WhowhenError(f"key {odd[1]!r} is not text (quote it)", path=source, field=odd[0])
-    schema = config_schema()
-    validator = jsonschema.Draft202012Validator(schema)
+    full = config_schema()
+    validator = jsonschema.Draft202012Validator(full)
     error = jsonschema.exceptions.best_match(validator.iter_errors(config))
     if error is not None:
         path = [str(p) for p in error.absolute_path]
@@ -94,13 +76,8 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
             path.append(extra[0])
             message = f"unknown key (known keys: {', '.join(known)})"
         raise WhowhenError(message, path=source, field=".".join(path) or "(top level)")
-    _fill_defaults(config, schema)
+    fill_defaults(config, full)  # the one filling the lower layers use too (whowhen.defaults)
     config["sandbox"]["kernel_process_cap"] = kernel_process_cap(config)
-    for item in config["imports"]:
-        _fill_defaults(item, schema["properties"]["imports"]["items"])
-    llm_items = schema["properties"]["attribution"]["properties"]["llm"]["items"]
-    for item in config["attribution"]["llm"]:
-        _fill_defaults(item, llm_items)
     names = [item["name"] for item in config["attribution"]["llm"]]
     for i, name in enumerate(names):
         if names.index(name) != i:

@@ -296,17 +296,14 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         params["bench"],
         params["seed"],
         params["continuation"]["max_steps"],
-        client=agent_client(params.get("agents"), params.get("llm"), params.get("models")),
+        client=agent_client(params["agents"], params["llm"], params["models"]),
         rerollout_slip_rate=(
-            params["rollouts"]["slip_rate"] if params["continuation"].get("rerollout") else None
+            params["rollouts"]["slip_rate"] if params["continuation"]["rerollout"] else None
         ),
-        rerollout_share=_share(params["continuation"].get("rerollout")),
+        rerollout_share=_share(params["continuation"]["rerollout"]),
         slips=read_table(inputs["slips"], SLIPS),
-        slip_kind=params["rollouts"].get("slips", "natural"),
-        controls=(
-            int(params.get("agents", {}).get("controls", 0)),
-            float(params.get("agents", {}).get("control_share", 1.0)),
-        ),
+        slip_kind=params["rollouts"]["slips"],
+        controls=(int(params["agents"]["controls"]), float(params["agents"]["control_share"])),
         exchanges=read_table(inputs["exchanges"], EXCHANGES),
     )
     reasons = tables["continuations"]["reason"]

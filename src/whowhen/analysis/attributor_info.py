@@ -17,6 +17,7 @@ from typing import Any
 
 from whowhen.attribution.llm import PROTOCOLS
 from whowhen.attribution.offline import ATTRIBUTORS
+from whowhen.defaults import filled
 from whowhen.models.prices import prices_path as resolve_prices
 from whowhen.models.spec import load_prices
 
@@ -62,16 +63,17 @@ def attributor_info_from_config(
     """The mapping for the configured LLM attributors: protocol from the entry, family and
     open_weight ("true"/"false", "unknown" when unpriced) from the price table (`family:`,
     `open_weight:`), else the model's name after the provider as the family; `prices_path`
-    None (`llm.prices` unset): the packaged table."""
+    None (`llm.prices` unset): the packaged table. `attribution` is filled from the config
+    schema's defaults."""
     table = load_prices(resolve_prices(prices_path))
     out: dict[str, dict[str, str]] = {}
-    for item in attribution.get("llm", []) or []:
+    for item in filled("attribution", dict(attribution))["llm"]:
         model = item["model"]
         model_id = str((models or {}).get(model, {}).get("id", model))
         price = table.price(model_id) if table else None
         family = price.family if price else model_id.split("/")[-1]
         out[item["name"]] = {
-            "protocol": item.get("protocol", "all_at_once"),
+            "protocol": item["protocol"],
             "family": family,
             "open_weight": "unknown" if price is None else str(price.open_weight).lower(),
         }

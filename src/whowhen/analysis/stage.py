@@ -48,6 +48,7 @@ from whowhen.analysis.scores import (
     timing,
 )
 from whowhen.analysis.viewer import write_viewer
+from whowhen.defaults import filled
 from whowhen.io import atomic_path, write_json, write_text
 from whowhen.schema import (
     AGREEMENT,
@@ -231,7 +232,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     continuations = read_table(inputs["continuations"], CONTINUATIONS)
     overview = read_table(inputs["overview"], OVERVIEW)
     tolerance = params["analysis"]["tolerance"]
-    split = params["analysis"].get("figure_split", "test")
+    split = params["analysis"]["figure_split"]
     acc = stage_accuracy(labels, predictions, runs, tolerance, params["attribution"])
     built_runs = read_table(inputs["runs"][0], RUNS)  # the built dataset comes first
     built_labels = read_table(inputs["labels"][0], LABELS)
@@ -240,7 +241,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     summary = metrics(acc, fun, labels, runs, expected)
     write_scores(outputs, summary, acc, fun, expected)
     info = attributor_info_from_config(
-        params["attribution"], params.get("models"), params["llm"].get("prices")
+        params["attribution"], params["models"], params["llm"]["prices"]
     )
     breakdown = breakdown_metrics(params, labels, predictions, runs, steps, info)
     write_text(outputs["breakdown"], breakdown.write_csv(float_precision=6))
@@ -304,10 +305,9 @@ def stage_accuracy(
 ) -> pl.DataFrame:
     """`accuracy`, a missing prediction scored wrong, except for LLM attributors run on a
     sample (`attribution.llm_sample`): they are scored on the runs they were asked about,
-    and their `n` says how many."""
-    sampled = (
-        [i["name"] for i in attribution.get("llm", [])] if attribution.get("llm_sample") else []
-    )
+    and their `n` says how many. `attribution` is filled from the config schema's defaults."""
+    attribution = filled("attribution", attribution)
+    sampled = [i["name"] for i in attribution["llm"]] if attribution["llm_sample"] else []
     is_sampled = pl.col("attributor").is_in(sampled)
     full = accuracy(labels, predictions.filter(~is_sampled), runs, tolerance)
     part = predictions.filter(is_sampled)

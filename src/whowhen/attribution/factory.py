@@ -19,6 +19,7 @@ from whowhen.attribution.oracle import oracle_attribute
 from whowhen.attribution.tracer import NAME as TRACER
 from whowhen.attribution.tracer import TracerModel
 from whowhen.attribution.tracer import predict as tracer_predict
+from whowhen.defaults import filled
 from whowhen.errors import WhowhenError
 from whowhen.models import make_runner
 from whowhen.taxonomy import load_taxonomy
@@ -27,16 +28,17 @@ log = logging.getLogger(__name__)
 
 
 def llm_attributors(attribution_cfg: dict) -> dict[str, LLMAttributor]:
-    """The configured LLM attributors by name."""
+    """The configured LLM attributors by name (each entry filled from the config schema's
+    defaults)."""
     out = {}
-    for item in attribution_cfg.get("llm", []):
+    for item in filled("attribution", attribution_cfg)["llm"]:
         out[item["name"]] = LLMAttributor(
             item["name"],
             item["model"],
-            item.get("protocol", "all_at_once"),
-            item.get("with_gold_answer", False),
-            item.get("max_step_chars", 2000),
-            item.get("with_media", False),
+            item["protocol"],
+            item["with_gold_answer"],
+            item["max_step_chars"],
+            item["with_media"],
         )
     return out
 

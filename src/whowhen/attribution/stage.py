@@ -10,6 +10,7 @@ import polars as pl
 
 from whowhen.attribution import tracer
 from whowhen.attribution.factory import llm_attributors, make_attributor
+from whowhen.defaults import filled
 from whowhen.sampling import stratified_sample
 from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, read_table, write_table
 
@@ -23,7 +24,7 @@ def stage(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> None:
     labels = read_table(inputs["labels"], LABELS)
     name = wildcards["attributor"]
     run = make_attributor(name, params, inputs.get("tracer_model") or None, labels)
-    size = params["attribution"].get("llm_sample")
+    size = params["attribution"]["llm_sample"]
     if size and name in llm_attributors(params["attribution"]):
         runs = sample_runs(runs, labels, size, params["attribution"]["seed"])
         log.info("%s: a sample of %d items (attribution.llm_sample)", name, runs.height)
@@ -48,7 +49,7 @@ def tracer_fit(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> No
         read_table(inputs["runs"], RUNS),
         read_table(inputs["steps"], STEPS),
         read_table(inputs["labels"], LABELS),
-        tracer.TracerConfig(**(params.get("tracer") or {})),
+        tracer.TracerConfig(**filled("attribution.tracer", params.get("tracer"))),
     )
     model.save(outputs["model"])
     log.info("%s: fitted in %.1f s", tracer.NAME, time.perf_counter() - started)

@@ -19,23 +19,6 @@ from whowhen.schema import (
 
 log = logging.getLogger("whowhen")
 
-DATASET_DEFAULTS: dict[str, Any] = {
-    "max_per_parent": {"train": None, "dev": 1, "test": 1},
-    "max_tenth_share": 0.2,
-    "max_last_share": 0.12,
-    "max_kind_ratio": 2.0,
-    "audit_margin": 5,
-    "strict_audit": False,
-}
-"""The `dataset:` section's defaults (the config schema documents each key)."""
-
-
-def dataset_options(section: dict[str, Any] | None) -> dict[str, Any]:
-    """The `dataset:` section with every default filled in, the per-split caps included."""
-    opts = DATASET_DEFAULTS | (section or {})
-    caps = DATASET_DEFAULTS["max_per_parent"] | (opts.get("max_per_parent") or {})
-    return opts | {"max_per_parent": caps}
-
 
 def assign_splits(
     labels: pl.DataFrame,
@@ -109,18 +92,19 @@ def dataset_from_config(
     dataset: dict[str, Any] | None = None,
 ) -> dict[str, pl.DataFrame]:
     """`build_dataset` with the config's `continuation` and `dataset` sections (as the
-    dataset stage); a missing `dataset` section keeps every item (no selection)."""
+    dataset stage), each filled from the config schema's defaults (`whowhen.defaults.filled`)
+    by the caller; a missing `dataset` section keeps every item (no selection)."""
     data = build_dataset(
         parts,
         cfg["split_seed"],
         cfg["train_fraction"],
-        cfg.get("dev_fraction", 0.0),
-        cfg.get("balance_agents", False),
-        cfg.get("single_error", False),
+        cfg["dev_fraction"],
+        cfg["balance_agents"],
+        cfg["single_error"],
     )
     if dataset is None:
         return data
-    return select_items(data, dataset_options(dataset), cfg["split_seed"])
+    return select_items(data, dataset, cfg["split_seed"])
 
 
 def select_items(

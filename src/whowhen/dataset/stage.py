@@ -10,7 +10,7 @@ import polars as pl
 
 from whowhen.continuation import SHARD_TABLES
 from whowhen.dataset.audit import leakage_audit, leaks
-from whowhen.dataset.build import dataset_from_config, dataset_options
+from whowhen.dataset.build import dataset_from_config
 from whowhen.errors import WhowhenError
 from whowhen.io import atomic_path
 from whowhen.schema import (
@@ -28,7 +28,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         {name: read_table(inputs[name][i], spec) for name, spec in SHARD_TABLES.items()}
         for i in range(len(inputs["labels"]))
     ]
-    opts = dataset_options(params.get("dataset"))
+    opts = params["dataset"]  # filled from the config schema by validate_config
     data = dataset_from_config(parts, params["continuation"], opts)
     for name in ("runs", "steps", "labels"):
         write_table(data[name], SHARD_TABLES[name], outputs[name])

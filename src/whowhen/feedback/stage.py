@@ -42,7 +42,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     tasks = {t.task_id: t for t in bench.make_tasks(bench_cfg, params["seed"])}
     client = None
     if system in LLM_SYSTEMS:
-        client = agent_client(params.get("agents"), params.get("llm"), params.get("models"))
+        client = agent_client(params["agents"], params["llm"], params["models"])
     setting = Setting(
         benchmark,
         system,
@@ -52,7 +52,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         fb["persistence"],
         params["rollouts"]["max_steps"],
         client,
-        params["rollouts"].get("slips", "natural"),
+        params["rollouts"]["slips"],
     )
     ctx = Context(
         setting,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from whowhen.defaults import filled, section_defaults
 from whowhen.models import gemini_provider, openai_provider, scripted_provider  # noqa: F401
 from whowhen.models.batch import BatchRunner
 from whowhen.models.cache import ResponseCache
@@ -61,18 +62,6 @@ __all__ = [
     "register",
 ]
 
-LLM_DEFAULTS: dict[str, Any] = {
-    "cache_dir": ".cache/whowhen/responses",
-    "prices": None,  # the packaged table (whowhen/data/prices.yaml)
-    "max_concurrency": 16,
-    "max_retries": 4,
-    "timeout_s": 60.0,
-    "cost_limit_usd": None,
-    "progress": True,
-    "batch": False,
-    "batch_poll_s": 30.0,
-}
-
 
 def make_client(
     model: str,
@@ -80,8 +69,9 @@ def make_client(
     registry: dict[str, dict[str, Any]] | None = None,
     root: str | Path = ".",
 ) -> ModelClient:
-    """A client for `model` (an id or a `models:` registry name) with the `llm:` settings."""
-    cfg = {**LLM_DEFAULTS, **(llm or {})}
+    """A client for `model` (an id or a `models:` registry name) with the `llm:` settings;
+    those `llm` leaves out come from the config schema's defaults."""
+    cfg = filled("llm", llm)
     spec = parse_model(model, registry)
     cache = ResponseCache(Path(root) / cfg["cache_dir"]) if cfg["cache_dir"] else None
     return ModelClient(
@@ -103,9 +93,9 @@ def make_runner(
     root: str | Path = ".",
 ) -> ModelClient | BatchRunner:
     """A live client, or a Batch API runner when `llm.batch` is set (same interface)."""
-    cfg = {**LLM_DEFAULTS, **(llm or {})}
+    cfg = filled("llm", llm)
     client = make_client(model, cfg, registry, root)
     if not cfg["batch"]:
         return client
-    state = Path(root) / (cfg["cache_dir"] or ".cache/whowhen/responses") / "batches"
+    state = Path(root) / (cfg["cache_dir"] or section_defaults("llm")["cache_dir"]) / "batches"
     return BatchRunner(client, state, poll_s=cfg["batch_poll_s"])
