@@ -26,6 +26,7 @@ import sys
 
 from whowhen import __version__
 from whowhen.cli import commands, defaults, scoring, tracer_cmd
+from whowhen.defaults import section_defaults
 from whowhen.errors import WhowhenError
 from whowhen.terminal import inert_output
 
@@ -69,7 +70,9 @@ def _add_gateway_parser(sub: argparse._SubParsersAction) -> None:
         "--cache-dir", default=defaults.default_cache_dir(), help=defaults.cache_dir_help()
     )
     p.add_argument("--prices", help=defaults.PRICES_HELP)
-    p.add_argument("--max-concurrency", type=int, default=16)
+    p.add_argument(
+        "--max-concurrency", type=int, default=section_defaults("llm")["max_concurrency"]
+    )
     p.set_defaults(func=_gateway)
 
 
@@ -250,7 +253,9 @@ def _add_attribute_parser(sub: argparse._SubParsersAction) -> None:
     llm.add_argument(
         "--cache-dir", default=defaults.default_cache_dir(), help=defaults.cache_dir_help()
     )
-    llm.add_argument("--max-concurrency", type=int, default=16)
+    llm.add_argument(
+        "--max-concurrency", type=int, default=section_defaults("llm")["max_concurrency"]
+    )
     llm.add_argument("--prices", help=defaults.PRICES_HELP)
     llm.add_argument("--cost-limit", type=float, help="stop new calls past this many USD")
     llm.add_argument(
@@ -259,7 +264,12 @@ def _add_attribute_parser(sub: argparse._SubParsersAction) -> None:
         help="use the OpenAI Batch API (half "
         "price); rerun the same command to resume an unfinished batch",
     )
-    llm.add_argument("--batch-poll", type=float, default=30.0, metavar="SECONDS")
+    llm.add_argument(
+        "--batch-poll",
+        type=float,
+        default=float(section_defaults("llm")["batch_poll_s"]),
+        metavar="SECONDS",
+    )
     p.set_defaults(func=commands.attribute_cmd)
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-PROJECT_CACHE = ".cache/whowhen/responses"
-"""The pipeline's response cache (config/config.yaml `llm.cache_dir`)."""
+from whowhen.defaults import section_defaults
+
+PROJECT_CACHE: str = section_defaults("llm")["cache_dir"]
+"""The pipeline's response cache (the config schema's default `llm.cache_dir`)."""
 
 
 def in_project_repo(cwd: Path | None = None) -> bool:

@@ -7,6 +7,8 @@ import argparse
 
 import polars as pl
 
+from whowhen.defaults import section_defaults
+
 
 def add_fit_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -27,11 +29,11 @@ def add_fit_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--features",
         choices=["transfer", "full"],
-        default="transfer",
+        default=section_defaults("attribution.tracer")["features"],
         help="transfer: template-independent cues only (default); full: also hashed words "
         "(fits one system's logs closely, transfers poorly)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=section_defaults("attribution.tracer")["seed"])
     p.set_defaults(func=fit_cmd)
 
 
