@@ -194,3 +194,17 @@ def test_learned_section_keeps_totals_and_imports() -> None:
     html = "\n".join(learned_html(acc, ["arithmetic"]))
     assert "who_and_when/Hand-Crafted" in html and "<td>arithmetic</td>" not in html
     assert "random" not in html.split("<table>")[1]
+
+
+def test_report_sums_are_the_same_on_every_run(tmp_path, monkeypatch) -> None:
+    """The report's SQL runs on one thread: a parallel sum of doubles adds in the order
+    threads finish, and a total on a rounding edge then prints differently run to run."""
+    from whowhen.analysis import scores
+
+    monkeypatch.setattr(scores, "sql_text", lambda name: (
+        "" if name == "_macros" else "SELECT current_setting('threads') AS t, sum(x) AS s FROM v"
+    ))  # fmt: skip
+    values = pl.DataFrame({"x": [0.1 * (i % 7) + 1e-9 * i for i in range(200_000)]})
+    runs = {scores.run_sql("q", {"v": values}).rows()[0] for _ in range(5)}
+    assert len(runs) == 1
+    assert next(iter(runs))[0] == 1

@@ -29,8 +29,10 @@ def run_sql(
     name: str, tables: dict[str, pl.DataFrame], params: dict[str, Any] | None = None
 ) -> pl.DataFrame:
     """Run `sql/<name>.sql` with `tables` visible under their names and the macros of
-    `sql/_macros.sql` (Wilson intervals) defined."""
-    con = duckdb.connect()
+    `sql/_macros.sql` (Wilson intervals) defined. One thread: a parallel `sum` of doubles
+    adds in whatever order the threads finish, and a total that sits on a rounding edge
+    (0.4851455 -> 0.485145 or 0.485146) then differs between two runs of the same data."""
+    con = duckdb.connect(config={"threads": 1})
     try:
         con.execute(sql_text("_macros"))
         for table_name, frame in tables.items():
