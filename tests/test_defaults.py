@@ -27,6 +27,8 @@ STAGE_CODE = [
     ROOT / "src/whowhen/analysis/stage.py",
     ROOT / "src/whowhen/rollouts.py",
     ROOT / "src/whowhen/continuation.py",
+    ROOT / "src/whowhen/taxonomy_stage.py",
+    *sorted((ROOT / "src/whowhen/injection").glob("*.py")),
     *sorted((ROOT / "src/whowhen/feedback").glob("*.py")),
     *sorted((ROOT / "src/whowhen/analysis").glob("*.py")),
     *sorted((ROOT / "src/whowhen/attribution").glob("*.py")),

@@ -76,7 +76,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         size = params["taxonomy"].get("annotator_sample")
         annotations = annotate_failures(
             runs, read_tables(list(inputs["steps"]), STEPS), taxonomy, client,
-            (size, params.get("seed", 0)) if size else None,
+            (size, params["seed"]) if size else None,
         )  # fmt: skip
         modes, source = annotations.select("run_id", "mode"), f"annotator:{model}"
     write_table(annotations, PREDICTIONS, outputs["annotations"])

@@ -91,7 +91,7 @@ rule notebook:
     params:
         # values for the notebook's `parameters` cell (the rest keep their defaults)
         parameters=lambda w: (
-            {"split": config["analysis"].get("figure_split", "test")}
+            {"split": config["analysis"]["figure_split"]}
             if w.notebook == "attribution"
             else {}
         ),

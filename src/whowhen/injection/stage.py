@@ -8,6 +8,7 @@ from typing import Any
 
 import polars as pl
 
+from whowhen.defaults import filled
 from whowhen.injection import plan as plan_module
 from whowhen.injection.llm_generator import LLMErrorGenerator
 from whowhen.injection.plan import plan_injections
@@ -53,10 +54,10 @@ def stage(
     params: dict[str, Any], inputs: dict[str, Any], outputs: dict[str, Any], wildcards: object
 ) -> None:
     """Snakemake edge: plan the injections of one (benchmark, system) shard."""
-    cfg = params["injection"]
+    cfg = filled("injection", params["injection"])  # the schema's defaults, one source
     runs = read_table(inputs["runs"], RUNS)
     generator: Any = plan_module.programmatic
-    if cfg.get("generator", "programmatic") != "programmatic":
+    if cfg["generator"] != "programmatic":
         generator = LLMErrorGenerator(
             make_client(cfg["generator"], {**params["llm"], "progress": False}, params["models"])
         )
@@ -72,14 +73,14 @@ def stage(
         load_taxonomy(inputs["taxonomy"]),
         cfg["seed"],
         cfg["per_run"],
-        cfg.get("modes") or None,
+        cfg["modes"] or None,
         generator,
-        _weights(inputs, cfg.get("calibrate", 1.0)),
+        _weights(inputs, cfg["calibrate"]),
         {
-            b: cfg.get("benchmarks", {}).get(b, {}).get("steps", cfg.get("steps", "uniform"))
+            b: (cfg.get("benchmarks") or {}).get(b, {}).get("steps", cfg["steps"])
             for b in params["benchmarks"]
         },
-        cfg.get("terminal_share", 1.0),
-        cfg.get("min_per_mode", 0),
+        cfg["terminal_share"],
+        cfg["min_per_mode"],
     )
     write_table(planned, INJECTIONS, outputs["injections"])
