@@ -63,8 +63,9 @@ def drifting_arithmetic(monkeypatch: Any) -> None:
 def slip_failures(system: str, benchmark: str, tasks: list[Any], seed: int) -> int:
     """Run the pair with the slip model always on; no run may crash (a policy error ends
     the episode with end_reason 'error: ...'), every run logs its slips; the failures."""
+    from whowhen.assembly import make_system
     from whowhen.operators import random_slip
-    from whowhen.registry import get_benchmark, make_system
+    from whowhen.registry import get_benchmark
     from whowhen.runtime import run_episode
 
     failures = 0

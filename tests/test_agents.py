@@ -4,12 +4,12 @@ import random
 
 import pytest
 
+from whowhen.assembly import make_system
 from whowhen.benchmarks.arithmetic.actions import calc_action, parse_calc
 from whowhen.benchmarks.arithmetic.env import ArithmeticEnv
 from whowhen.benchmarks.arithmetic.tasks import generate_tasks
 from whowhen.errors import WhowhenError
 from whowhen.operators import random_slip
-from whowhen.registry import make_system
 from whowhen.runtime import run_episode
 
 TASKS = generate_tasks(40, seed=21)

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from whowhen.assembly import make_system
 from whowhen.benchmarks.arithmetic.actions import (
     calc_action,
     parse_calc,
@@ -17,7 +18,7 @@ from whowhen.benchmarks.arithmetic.operators import premature_finish
 from whowhen.benchmarks.arithmetic.tasks import Task, generate_tasks, parse_problem
 from whowhen.errors import WhowhenError
 from whowhen.operators import OPERATORS
-from whowhen.registry import get_benchmark, make_system
+from whowhen.registry import get_benchmark
 from whowhen.runtime import Action, Episode, Step, run_episode, warm_start
 from whowhen.tools import calculate
 

@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from whowhen.assembly import make_system
 from whowhen.benchmarks.chart_qa.actions import CHART_LEAD, answer_action, calc_action, parse_values
 from whowhen.benchmarks.chart_qa.env import ChartQAEnv
 from whowhen.benchmarks.chart_qa.goals import goal_in
@@ -22,7 +23,6 @@ from whowhen.benchmarks.chart_qa.tasks import (
 )
 from whowhen.media import load_bytes, load_rgb, png_bytes
 from whowhen.operators import OPERATORS, random_slip
-from whowhen.registry import make_system
 from whowhen.runtime import Action, run_episode, warm_start
 from whowhen.taxonomy import load_taxonomy
 

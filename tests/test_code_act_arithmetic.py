@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import random
 
+from whowhen.assembly import make_system
 from whowhen.benchmarks.arithmetic.actions import code_action, parse_code, progress
 from whowhen.benchmarks.arithmetic.env import ArithmeticEnv
 from whowhen.benchmarks.arithmetic.policies import POLICIES
 from whowhen.benchmarks.arithmetic.tasks import generate_tasks
 from whowhen.operators import OPERATORS, random_slip
-from whowhen.registry import make_system
 from whowhen.runtime import Action, run_episode, warm_start
 
 from .conftest import MAX_STEPS

@@ -4,12 +4,13 @@ import random
 
 import pytest
 
+from whowhen.assembly import make_system
 from whowhen.benchmarks.doc_qa.actions import PATTERNS
 from whowhen.benchmarks.doc_qa.env import DocQAEnv
 from whowhen.benchmarks.doc_qa.tasks import CITIES, chain_of, generate_tasks, parse_question
 from whowhen.errors import WhowhenError
 from whowhen.operators import OPERATORS
-from whowhen.registry import has_policy, make_system
+from whowhen.registry import has_policy
 from whowhen.runtime import Action, run_episode, warm_start
 
 from .conftest import MAX_STEPS

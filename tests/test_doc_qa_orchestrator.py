@@ -4,6 +4,7 @@ import random
 
 import pytest
 
+from whowhen.assembly import make_system
 from whowhen.benchmarks.doc_qa.actions import (
     CHECK,
     FIRST_REQUEST,
@@ -18,7 +19,6 @@ from whowhen.benchmarks.doc_qa.policies import POLICIES
 from whowhen.benchmarks.doc_qa.prompts import PROMPTS
 from whowhen.benchmarks.doc_qa.tasks import CITIES, chain_of, generate_tasks
 from whowhen.operators import OPERATORS as ALL_OPERATORS
-from whowhen.registry import make_system
 from whowhen.runtime import Action, Episode, run_episode, warm_start
 
 from .conftest import MAX_STEPS

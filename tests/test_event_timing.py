@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 
+from whowhen.assembly import make_system
 from whowhen.benchmarks.event_timing.actions import SUMMARY_RE
 from whowhen.benchmarks.event_timing.env import EventTimingEnv
 from whowhen.benchmarks.event_timing.operators import OPERATORS as OWN_OPERATORS
@@ -21,7 +22,7 @@ from whowhen.benchmarks.event_timing.tasks import (
 )
 from whowhen.media import load_rgb, media_path
 from whowhen.operators import OPERATORS, random_slip
-from whowhen.registry import get_benchmark, make_system
+from whowhen.registry import get_benchmark
 from whowhen.runtime import Action, Step, run_episode, warm_start
 
 from .conftest import MAX_STEPS

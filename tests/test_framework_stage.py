@@ -24,7 +24,7 @@ from whowhen.frameworks.stage import (
 from whowhen.frameworks.systems import FRAMEWORK_SYSTEMS
 from whowhen.gateway.exchange import Exchange
 from whowhen.gateway.session import Answer, Plan, Session
-from whowhen.registry import MODEL_SYSTEMS, base_system, has_policy
+from whowhen.registry import base_system, has_policy, model_systems
 from whowhen.runtime import Action, Episode, Step
 from whowhen.schema import EXCHANGES, to_arrow
 
@@ -135,7 +135,7 @@ def test_a_warm_start_prefix_is_compared_step_by_step() -> None:
 
 
 def test_the_registry_and_config_know_the_framework_systems() -> None:
-    assert set(FRAMEWORK_SYSTEMS) <= set(MODEL_SYSTEMS)
+    assert set(FRAMEWORK_SYSTEMS) <= set(model_systems())
     assert base_system("ag2_solver_verifier") == "solver_verifier"
     assert has_policy("langgraph_solver_verifier", "table_qa")
     assert not has_policy("smolagents_react", "chart_qa")  # an image benchmark: not yet

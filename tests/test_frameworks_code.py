@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 
+from whowhen.assembly import make_system
 from whowhen.benchmarks.arithmetic.actions import parse_code
 from whowhen.frameworks.base import FrameworkRun, run_framework
 from whowhen.frameworks.smolagents_code import SmolagentsCode, final_value, split_answer
 from whowhen.gateway.forward import client_forward
 from whowhen.gateway.server import Gateway
 from whowhen.gateway.session import Forward, Plan
-from whowhen.registry import get_benchmark, make_system, pair_tools
+from whowhen.registry import get_benchmark, pair_tools
 from whowhen.runtime import Action, run_episode
 from whowhen.sandbox import SandboxUnavailable
 from whowhen.sandbox.bwrap import unsafe_local

@@ -5,6 +5,7 @@ import random
 
 import pytest
 
+from whowhen.assembly import make_system
 from whowhen.benchmarks.humaneval.actions import read_run
 from whowhen.benchmarks.humaneval.env import HumanEvalEnv, passes
 from whowhen.benchmarks.humaneval.mutate import mutate_code
@@ -19,7 +20,6 @@ from whowhen.benchmarks.humaneval.tasks import (
     visible_examples,
 )
 from whowhen.operators import random_slip
-from whowhen.registry import make_system
 from whowhen.runtime import Action, Episode, run_episode
 
 from .conftest import MAX_STEPS

@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+from whowhen.assembly import make_system
 from whowhen.benchmarks.humaneval.actions import kind_of, program_for, read_run
 from whowhen.benchmarks.humaneval.env import HumanEvalEnv, passes, run_code
 from whowhen.benchmarks.humaneval.operators import OPERATORS
@@ -19,7 +20,6 @@ from whowhen.benchmarks.humaneval.phrases import SUBMIT_EARLY
 from whowhen.benchmarks.humaneval.steps import _code, report_counts, report_passes, stated
 from whowhen.benchmarks.humaneval.tasks import EXAMPLES_MARKER, Problem, Task, make_tasks, problems
 from whowhen.benchmarks.humaneval.variants import _verdicts, candidates, key_line
-from whowhen.registry import make_system
 from whowhen.runtime import Action, Episode, Step, run_episode, warm_start
 
 from .conftest import MAX_STEPS

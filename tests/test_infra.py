@@ -14,6 +14,7 @@ import pytest
 
 from whowhen.analysis.feedback_analysis import feedback_tables
 from whowhen.analysis.infra import infra_html, infra_table
+from whowhen.assembly import make_system
 from whowhen.benchmarks.base import AnswerEnv
 from whowhen.continuation_records import record_outcome
 from whowhen.errors import InfraError, WhowhenError, is_infra
@@ -23,7 +24,7 @@ from whowhen.frameworks.base import run_framework
 from whowhen.gateway.server import Gateway
 from whowhen.gateway.session import ForwardError
 from whowhen.models import make_client
-from whowhen.registry import get_benchmark, make_system
+from whowhen.registry import get_benchmark
 from whowhen.replay.probe import replay_run
 from whowhen.rollouts import run_rollouts, set_apart_infra
 from whowhen.rollouts import stage as rollouts_stage

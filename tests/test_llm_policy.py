@@ -11,10 +11,10 @@ import polars as pl
 import pytest
 
 from whowhen.agents.protocol import parse_action, system_prompt
+from whowhen.assembly import make_system
 from whowhen.benchmarks.arithmetic.env import TOOL_SPECS, ArithmeticEnv
 from whowhen.benchmarks.arithmetic.tasks import generate_tasks
 from whowhen.errors import WhowhenError
-from whowhen.registry import make_system
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action, run_episode, warm_start
 from whowhen.standin.server import Behaviour, TestServer

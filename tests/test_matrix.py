@@ -39,7 +39,8 @@ def test_every_pair_succeeds_on_every_task_without_slips(benchmark: str, system:
 @pytest.mark.parametrize(("benchmark", "system"), PAIRS)
 def test_every_pair_has_role_prompts_and_tool_schemas(benchmark: str, system: str) -> None:
     """What an LLM playing each agent of the pair would be given."""
-    from whowhen.registry import make_system, pair_tools, role_prompt
+    from whowhen.assembly import make_system
+    from whowhen.registry import pair_tools, role_prompt
 
     agents = make_system(system, benchmark).agents
     for agent in agents:

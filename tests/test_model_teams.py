@@ -12,11 +12,12 @@ import pytest
 
 from whowhen.agents import protocol
 from whowhen.agents.team import speaker
+from whowhen.assembly import AgentModels, TeamLimits, make_system
 from whowhen.benchmarks.arithmetic.env import TOOL_SPECS
 from whowhen.continuation import continue_injections
 from whowhen.injection.plan import plan_injections
 from whowhen.models import make_client
-from whowhen.registry import SYSTEMS, AgentModels, TeamLimits, make_system
+from whowhen.registry import SYSTEMS
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Step
 from whowhen.runtime.records import by_run, steps_from_frame

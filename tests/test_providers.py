@@ -191,10 +191,20 @@ def test_scripted_model_without_a_responder_is_a_clear_error() -> None:
         spec.cache_view()  # no responder, no revision: refused, not keyed without one
 
 
-def test_the_scripted_provider_has_no_builtin_responders(monkeypatch) -> None:
-    monkeypatch.setattr(sp, "RESPONDERS", {})  # as if whowhen.standin were never imported
-    with pytest.raises(WhowhenError, match="known: none registered"):
-        parse_model("scripted/standin")
+def test_the_stand_in_is_resolved_on_its_first_lookup_not_by_an_import() -> None:
+    """No caller imports the stand-in for its side effect: the model layer names its
+    module, and the first lookup of `scripted/standin` imports it (and no sooner)."""
+    _fresh_python(
+        "import sys; import whowhen.models as m; "
+        "assert 'whowhen.standin' not in sys.modules; "
+        "m.parse_model('scripted/standin'); "
+        "assert 'whowhen.standin' in sys.modules"
+    )
+
+
+def test_an_unknown_scripted_model_names_the_known_ones() -> None:
+    with pytest.raises(WhowhenError, match=r"unknown scripted model 'scripted/nope'.*standin"):
+        parse_model("scripted/nope")
 
 
 def test_a_registered_responder_answers_and_its_source_is_its_revision(

@@ -8,12 +8,13 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from whowhen.assembly import make_system
 from whowhen.benchmarks.arithmetic.actions import parse_calc
 from whowhen.benchmarks.arithmetic.env import ArithmeticEnv
 from whowhen.benchmarks.arithmetic.operators import wrong_operand
 from whowhen.injection.plan import plan_injections
 from whowhen.operators import random_slip
-from whowhen.registry import get_benchmark, make_system
+from whowhen.registry import get_benchmark
 from whowhen.replay import classify, replay_failures, replay_run
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action, Step, run_episode, warm_start

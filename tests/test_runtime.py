@@ -6,10 +6,10 @@ import itertools
 import polars as pl
 import pytest
 
+from whowhen.assembly import make_system
 from whowhen.benchmarks.arithmetic.env import ArithmeticEnv
 from whowhen.benchmarks.arithmetic.tasks import generate_tasks
 from whowhen.errors import WhowhenError
-from whowhen.registry import make_system
 from whowhen.runtime import Action, Episode, run_episode, warm_start
 from whowhen.runtime.records import step_rows, steps_from_frame
 from whowhen.runtime.types import StepCost

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 import polars as pl
 import pytest
 
+from whowhen.assembly import make_system
 from whowhen.benchmarks.table_qa.actions import (
     parse_proposal,
     parse_sql_step,
@@ -26,7 +27,6 @@ from whowhen.benchmarks.table_qa.tasks import (
     query_for,
 )
 from whowhen.operators import OPERATORS
-from whowhen.registry import make_system
 from whowhen.runtime import Action, Step, run_episode, warm_start
 
 from .conftest import MAX_STEPS

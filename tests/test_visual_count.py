@@ -7,6 +7,7 @@ from collections import Counter
 import pytest
 
 from whowhen import slips
+from whowhen.assembly import make_system
 from whowhen.benchmarks.visual_count.env import (
     REGIONS,
     VisualCountEnv,
@@ -31,7 +32,6 @@ from whowhen.benchmarks.visual_count.tasks import (
 )
 from whowhen.media import load_bytes, load_rgb, png_bytes
 from whowhen.operators import OPERATORS, random_slip
-from whowhen.registry import make_system
 from whowhen.runtime import Action, run_episode, warm_start
 
 from .conftest import MAX_STEPS

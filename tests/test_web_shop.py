@@ -5,13 +5,14 @@ import re
 
 import pytest
 
+from whowhen.assembly import make_system
 from whowhen.benchmarks.web_shop.actions import CLICK, RETRY, SEARCH, SELECT
 from whowhen.benchmarks.web_shop.env import TOOL_SPECS, WebShopEnv
 from whowhen.benchmarks.web_shop.messages import APPROVE, BUY, ITEM_BAD, REJECT
 from whowhen.benchmarks.web_shop.operators import OPERATORS
 from whowhen.benchmarks.web_shop.tasks import make_tasks, parse_instruction
 from whowhen.operators import OPERATORS as ALL_OPERATORS
-from whowhen.registry import get_benchmark, make_system
+from whowhen.registry import get_benchmark
 from whowhen.runtime import Action, Episode, run_episode, warm_start
 
 from .conftest import MAX_STEPS

@@ -13,18 +13,12 @@ from typing import Any
 
 import polars as pl
 
+from whowhen.assembly import agent_client, make_system
 from whowhen.continuation_checks import Shard, compare_rerollout, controls_pass, sampled
 from whowhen.continuation_records import continuation_record, keep_run, record_outcome
 from whowhen.errors import WhowhenError
 from whowhen.frameworks.stage import FrameworkShard, framework_warm_start, is_framework
-from whowhen.registry import (
-    LLM_SYSTEMS,
-    MODEL_SYSTEMS,
-    agent_client,
-    get_benchmark,
-    make_system,
-    pair_tools,
-)
+from whowhen.registry import get_benchmark, pair_tools, played_by, played_by_model
 from whowhen.runtime import (
     Action,
     AgentSystem,
@@ -155,7 +149,7 @@ def _continue(
         labelled = True
         # (a framework system's control continuation would replay the cached original run:
         # it is not run; `controls_run` stays null)
-        if record["status"] == "flipped" and parent["system"] in LLM_SYSTEMS and controls[0]:
+        if record["status"] == "flipped" and played_by(parent["system"]) == "model" and controls[0]:
             labelled = controls_pass(record, inj, parent, parent_steps, shard, controls)
         keep_run(out, result.episode, env, agent, run_id, seed, parent, inj, earlier, labelled)
         return inj["injection_id"], out
@@ -230,7 +224,7 @@ def _warm_start_injection(
     except WhowhenError as exc:
         record["reason"] = str(exc)
         return None
-    if rerollout is not None and parent["system"] not in MODEL_SYSTEMS:
+    if rerollout is not None and not played_by_model(parent["system"]):
         record.update(
             compare_rerollout(
                 lambda bench=bench, task=tasks[key]: bench.make_env(task),

@@ -10,8 +10,9 @@ from typing import Any
 
 import polars as pl
 
+from whowhen.assembly import make_system
 from whowhen.operators import slip_model
-from whowhen.registry import get_benchmark, make_system
+from whowhen.registry import get_benchmark
 from whowhen.runtime import Action, warm_start
 from whowhen.runtime.records import steps_from_frame
 from whowhen.runtime.rerollout import rerollout

@@ -8,17 +8,12 @@ from typing import Any
 
 import polars as pl
 
+from whowhen.assembly import agent_client, make_system
 from whowhen.defaults import filled
 from whowhen.frameworks.stage import FrameworkShard, exchange_rows, is_framework, run_stats
 from whowhen.media import media_root
 from whowhen.operators import slip_model
-from whowhen.registry import (
-    MODEL_SYSTEMS,
-    agent_client,
-    get_benchmark,
-    make_system,
-    pair_tools,
-)
+from whowhen.registry import get_benchmark, pair_tools, played_by_model
 from whowhen.runtime import AgentSystem, run_episode
 from whowhen.runtime.infra import check_infra_share, split_infra
 from whowhen.runtime.parallel import in_parallel
@@ -220,6 +215,6 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
 
 
 def _client_for(system: str, params: dict[str, Any]) -> Any:
-    if system not in MODEL_SYSTEMS:
+    if not played_by_model(system):
         return None
     return agent_client(params["agents"], params["llm"], params["models"])

@@ -10,7 +10,6 @@ from typing import Any
 import polars as pl
 import yaml
 
-import whowhen.standin  # noqa: F401  registers scripted/standin, a possible annotator
 from whowhen.attribution.llm import LLMAttributor
 from whowhen.attribution.llm_protocols import attribute_llm
 from whowhen.io import write_text

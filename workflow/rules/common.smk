@@ -1,7 +1,7 @@
 # Shared helpers: the (benchmark, system) shards, the datasets, and path patterns.
 import os
 
-from whowhen.registry import has_policy
+from whowhen.registry import has_policy, runs_code
 
 # the (benchmark, system) matrix: every configured pair that has a policy (of the
 # benchmarks `only_benchmarks` names, where it names some)
@@ -18,12 +18,12 @@ FEEDBACK_SHARDS = [
 # every dataset attribution and analysis cover: the built one and each import
 DATASETS = {"built": "results/dataset"} | {n: f"results/imports/{n}" for n in IMPORTS}
 # shards whose agents run code in the sandbox (a process per run) take longest: the
-# scheduler starts them first, so the short ones fill the other cores at the end
-SANDBOX_SYSTEMS = {"code_act", "pipeline", "llm_code_act", "llm_pipeline", "smolagents_code_act"}
+# scheduler starts them first, so the short ones fill the other cores at the end (the
+# system registry says which systems run code: `SystemKind.runs_code`)
 
 
 def shard_priority(wildcards):
-    return 1 if wildcards.system in SANDBOX_SYSTEMS else 0
+    return 1 if runs_code(wildcards.system) else 0
 
 
 def shard_paths(pattern):

@@ -10,7 +10,7 @@ import html
 import polars as pl
 
 from whowhen.analysis.html import table_html
-from whowhen.frameworks.systems import FRAMEWORK_SYSTEMS
+from whowhen.registry import framework_systems
 
 COLUMNS = {
     "framework": pl.String,
@@ -35,7 +35,7 @@ COLUMNS = {
 def frameworks_table(runs: pl.DataFrame, continuations: pl.DataFrame) -> pl.DataFrame:
     """One row per (framework system, benchmark) from the rollouts' runs and the
     continuations records; an empty table of COLUMNS when no framework system ran."""
-    systems = list(FRAMEWORK_SYSTEMS)
+    systems = list(framework_systems())
     rolled = runs.filter(pl.col("system").is_in(systems) & (pl.col("origin") == "rollout"))
     if rolled.is_empty():
         return pl.DataFrame(schema=COLUMNS)

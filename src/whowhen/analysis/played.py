@@ -9,13 +9,13 @@ import html
 import polars as pl
 
 from whowhen.analysis.html import table_html
-from whowhen.registry import MODEL_SYSTEMS, base_system
+from whowhen.registry import base_system, model_systems
 
 
 def played_table(runs: pl.DataFrame) -> pl.DataFrame:
     """One row per (benchmark, system) among the model-played pairs and their scripted
     references (empty when no system was played by a model)."""
-    played = runs.filter(pl.col("system").is_in(list(MODEL_SYSTEMS)))
+    played = runs.filter(pl.col("system").is_in(list(model_systems())))
     if played.is_empty():
         return pl.DataFrame()
     pairs = {(b, base_system(s)) for b, s in played.select("benchmark", "system").iter_rows()}

@@ -37,7 +37,6 @@ def record_path(out: Path, run_id: str) -> Path:
 
 
 def gateway_cmd(args: argparse.Namespace) -> int:
-    import whowhen.registry  # noqa: F401  registers scripted/standin, the offline stand-in
     from whowhen.models import make_client  # deferred: a subcommand loads what it runs
 
     registry = {args.model: {"base_url": args.base_url}} if args.base_url else {}

@@ -12,8 +12,8 @@ from typing import Any
 
 import polars as pl
 
+from whowhen.assembly import make_system
 from whowhen.operators import slip_model
-from whowhen.registry import make_system
 from whowhen.runtime import Action, Episode, Step, continue_episode
 from whowhen.runtime.feedback import is_feedback, strip_feedback
 from whowhen.runtime.records import run_row, step_rows

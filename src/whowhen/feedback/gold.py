@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from whowhen.assembly import make_system
 from whowhen.feedback.attempts import Attempt, Setting
-from whowhen.registry import LLM_SYSTEMS, make_system
+from whowhen.registry import played_by
 from whowhen.replay.classify import classify
 from whowhen.replay.probe import replay_run
 
@@ -28,7 +29,7 @@ class Gold:
 
 def gold_of(setting: Setting, attempt: Attempt, max_probes: int, max_steps: int) -> Gold:
     """Replay `attempt` (a failed one) to find its decisive step."""
-    if setting.system in LLM_SYSTEMS:
+    if played_by(setting.system) == "model":
         return Gold("skipped", reason="an LLM-played system has no scripted reference policy")
     reference = make_system(setting.system, setting.benchmark, bench_cfg=setting.bench_cfg)
     result = replay_run(

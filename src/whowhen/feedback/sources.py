@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from whowhen.attribution.factory import Attributor
+from whowhen.attribution.kinds import Attributor
 from whowhen.errors import WhowhenError
 from whowhen.feedback.attempts import Attempt, Setting, attempt_frames
 from whowhen.feedback.gold import Gold
-from whowhen.registry import LLM_SYSTEMS
+from whowhen.registry import played_by
 from whowhen.schema import FEEDBACK_SOURCES_FIXED
 
 
@@ -58,7 +58,7 @@ def give_feedback(
             g = gold(a)
             out[a.run_id] = Feedback(g.agent, g.step, g.mode, g.reason or g.status)
         return out
-    if source == "self_critique" and setting.system not in LLM_SYSTEMS:
+    if source == "self_critique" and played_by(setting.system) != "model":
         return {a.run_id: self_critique(setting, a, critic_seed) for a in attempts}
     name = source  # an attributor; an LLM system's self-critique is its own model's
     if name not in attributors:

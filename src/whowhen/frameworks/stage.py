@@ -20,11 +20,12 @@ import polars as pl
 
 from whowhen.errors import WhowhenError
 from whowhen.frameworks.base import FrameworkRun, run_framework
-from whowhen.frameworks.systems import FRAMEWORK_SYSTEMS, framework_version, make_adapter
+from whowhen.frameworks.systems import framework_version, make_adapter
 from whowhen.gateway.exchange import Exchange
 from whowhen.gateway.forward import client_forward
 from whowhen.gateway.server import Gateway
 from whowhen.gateway.session import Plan
+from whowhen.registry import played_by
 from whowhen.runtime import Action, Step
 from whowhen.runtime.warm_start import PrefixFidelity, WarmStartResult
 from whowhen.schema import canonical_json, stable_id
@@ -218,4 +219,4 @@ def framework_warm_start(
 
 
 def is_framework(system: str) -> bool:
-    return system in FRAMEWORK_SYSTEMS
+    return played_by(system) == "framework"

@@ -1,8 +1,12 @@
-"""The framework systems a config can name: system -> the adapter that runs it.
+"""The framework systems a config can name: system -> the adapter that runs it, each
+registered with the system registry (`whowhen.registry.SYSTEM_KINDS`, which resolves this
+module on its first lookup).
 
 Kept apart from the adapters so the registry and config validation can name them
 without importing a framework: an adapter module is imported only when a shard runs it,
 and a missing optional extra is reported by name, with the command that installs it.
+A framework system from outside the package registers a `SystemKind` with
+`played_by="framework"` and its `FrameworkSystem` (entry-point group `whowhen.systems`).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from whowhen.errors import WhowhenError
+from whowhen.registry import CODE_SYSTEMS, SYSTEM_KINDS, SystemKind
 
 
 @dataclass(frozen=True)
@@ -52,12 +57,26 @@ FRAMEWORK_SYSTEMS: dict[str, FrameworkSystem] = {
         ("solver_verifier", ("solver", "verifier")),
     ),
 }  # fmt: skip
-"""Every framework system; each plays a built-in system with the same agent names."""
+"""The built-in framework systems; each plays a built-in system with the same agent names."""
+
+for _name, _spec in FRAMEWORK_SYSTEMS.items():
+    SYSTEM_KINDS.add(
+        _name,
+        SystemKind(_name, _spec.plays, "framework", _spec.plays in CODE_SYSTEMS, framework=_spec),
+    )
+
+
+def framework_spec(name: str) -> FrameworkSystem:
+    """The framework behind system `name`; an error when a framework does not run it."""
+    kind = SYSTEM_KINDS.get(name)
+    if kind.played_by != "framework" or kind.framework is None:
+        raise WhowhenError(f"{name!r} is not a framework system", field="systems")
+    return kind.framework
 
 
 def missing_extra(name: str) -> str | None:
     """Why framework system `name` cannot run here (its extra is not installed), or None."""
-    spec = FRAMEWORK_SYSTEMS[name]
+    spec = framework_spec(name)
     if importlib.util.find_spec(spec.package) is not None:
         return None
     return f"system {name!r} needs the {spec.extra!r} extra: pip install -e '.[{spec.extra}]'"
@@ -65,12 +84,10 @@ def missing_extra(name: str) -> str | None:
 
 def make_adapter(name: str) -> Any:
     """The adapter object that runs framework system `name`."""
-    if name not in FRAMEWORK_SYSTEMS:
-        raise WhowhenError(f"{name!r} is not a framework system", field="systems")
     why = missing_extra(name)
     if why:
         raise WhowhenError(why, field="systems")
-    spec = FRAMEWORK_SYSTEMS[name]
+    spec = framework_spec(name)
     return getattr(importlib.import_module(spec.module), spec.cls)(*spec.args)
 
 
@@ -79,7 +96,7 @@ def framework_version(name: str) -> str:
     another framework version is another system)."""
     from importlib.metadata import PackageNotFoundError, version
 
-    dist = FRAMEWORK_SYSTEMS[name].extra
+    dist = framework_spec(name).extra
     try:
         return f"{dist} {version(dist)}"
     except PackageNotFoundError:

@@ -3,9 +3,9 @@
 registered by `whowhen.standin`), a content-addressed response cache, priced usage,
 adaptive concurrency and retries.
 
-Providers register themselves in `provider.py` when their module is imported; this
-package imports the built-in ones so that any use of `whowhen.models` sees them. Their
-SDKs are imported only when a provider is built, so that costs nothing here.
+Providers register themselves in `provider.py` when their module is imported; the
+provider registry imports the built-in ones on its first lookup (`PROVIDERS.builtins`).
+Their SDKs are imported only when a provider is built.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from whowhen.defaults import filled, section_defaults
-from whowhen.models import gemini_provider, openai_provider, scripted_provider  # noqa: F401
 from whowhen.models.batch import BatchRunner
 from whowhen.models.cache import ResponseCache
 from whowhen.models.client import ClientStats, ModelClient

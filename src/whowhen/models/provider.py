@@ -5,8 +5,8 @@ environment variable holds the key, whether a key or a base URL is required, whi
 names exist, what extra goes into the cache key) lives with the provider that owns it.
 `ModelSpec` (defined here, with the registry its methods consult), `parse_model` and
 `ModelClient` look it up here instead of testing provider names, so adding a provider
-touches no shared code: its module registers a `ProviderKind` at import
-(`whowhen.models` imports the built-in ones).
+touches no shared code: its module registers a `ProviderKind` at import, and
+`PROVIDERS.builtins` names the built-in modules, imported on the first lookup.
 
 The registry imports no provider module and no SDK, so it sits below all of them.
 """
@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from whowhen.errors import WhowhenError
 from whowhen.models.types import ChatRequest, Reply
+from whowhen.plugins import Registry
 
 
 class Provider(Protocol):
@@ -64,36 +65,42 @@ class ProviderKind:
     revision: Callable[[ModelSpec], str | None] = _no_revision
 
 
-_KINDS: dict[str, ProviderKind] = {}
+PROVIDERS: Registry[ProviderKind] = Registry(
+    "provider",
+    "whowhen.model_providers",
+    "model",
+    builtins=(
+        "whowhen.models.openai_provider",
+        "whowhen.models.gemini_provider",
+        "whowhen.models.scripted_provider",
+    ),
+)
+"""Provider name -> kind. The built-in providers' modules register theirs and are
+imported on the first lookup; a provider from outside the package registers through the
+entry-point group `whowhen.model_providers`."""
 
 
 def register(kind: ProviderKind, *, replace: bool = False) -> ProviderKind:
     """Add a provider kind. A second kind under a taken name is an error (two modules
     claiming one provider is a bug), unless `replace` says the swap is meant."""
-    if kind.name in _KINDS and not replace and _KINDS[kind.name] != kind:
-        raise WhowhenError(f"provider {kind.name!r} is already registered", field="model")
-    _KINDS[kind.name] = kind
-    return kind
+    return PROVIDERS.add(kind.name, kind, replace=replace)
 
 
 def unregister(name: str) -> None:
     """Remove a provider kind (for tests that register their own)."""
-    _KINDS.pop(name, None)
+    PROVIDERS.remove(name)
 
 
 def known() -> tuple[str, ...]:
-    """Registered provider names, sorted (registration order follows import order)."""
-    return tuple(sorted(_KINDS))
+    """Registered provider names, sorted."""
+    return tuple(sorted(PROVIDERS.names()))
 
 
 def provider_kind(name: str) -> ProviderKind:
     """The registered kind for `name`; the error names the known ones."""
-    try:
-        return _KINDS[name]
-    except KeyError:
-        raise WhowhenError(
-            f"unknown provider {name!r}; known: {', '.join(known())}", field="model"
-        ) from None
+    if name not in PROVIDERS:
+        raise WhowhenError(f"unknown provider {name!r}; known: {', '.join(known())}", field="model")
+    return PROVIDERS.get(name)
 
 
 @dataclass(frozen=True)

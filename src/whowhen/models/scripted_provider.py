@@ -9,8 +9,9 @@ model; its calls, tokens and cost are real bookkeeping.
 
 This module is generic and holds no responders. Code above the model layer registers
 them with `register_responder` (`whowhen.standin` registers `standin`, whose rules read
-benchmark tasks): the model layer must not depend on benchmark code, and a responder
-that reads tasks belongs with the tasks' code, not here.
+benchmark tasks, and `BUILTIN_RESPONDERS` names that module so the first lookup of
+`scripted/standin` imports it): the model layer must not depend on benchmark code, and a
+responder that reads tasks belongs with the tasks' code, not here.
 
 Usage is counted as the HTTP test server counts it, so both report the same figures:
 input tokens = max(1, characters // 4) of the prompt text (every message's text parts
@@ -22,6 +23,7 @@ Cost then comes from the price table (`whowhen/data/prices.yaml`) like any other
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -85,12 +87,21 @@ def register_responder(
     RESPONDERS[name] = entry
 
 
+BUILTIN_RESPONDERS = {"standin": "whowhen.standin"}
+"""Scripted model name -> the module that registers it, imported on the first lookup (the
+stand-in plays benchmark tasks, so it sits above this layer and is named, not imported)."""
+
+
 def _known() -> str:
-    return ", ".join(f"scripted/{n}" for n in RESPONDERS) or "none registered"
+    names = dict.fromkeys([*RESPONDERS, *BUILTIN_RESPONDERS])
+    return ", ".join(f"scripted/{n}" for n in names)
 
 
 def responder(name: str) -> ScriptedResponder:
-    """The registered responder for `scripted/<name>`; the error names the known ones."""
+    """The registered responder for `scripted/<name>`, its module imported if it is a
+    built-in one not yet loaded; the error names the known ones."""
+    if name not in RESPONDERS and name in BUILTIN_RESPONDERS:
+        importlib.import_module(BUILTIN_RESPONDERS[name])
     try:
         return RESPONDERS[name]
     except KeyError:

@@ -8,9 +8,10 @@ from typing import Any
 
 import polars as pl
 
+from whowhen.assembly import make_system
 from whowhen.benchmarks.base import Benchmark
 from whowhen.operators import slip_model
-from whowhen.registry import MODEL_SYSTEMS, get_benchmark, make_system
+from whowhen.registry import get_benchmark, played_by_model
 from whowhen.replay.classify import classify, describe
 from whowhen.replay.probe import Probe, Replay, probe_rows, replay_run
 from whowhen.runtime import Step
@@ -40,7 +41,7 @@ def replay_failures(
     for i, run in enumerate(failed.iter_rows(named=True), start=1):
         row = _row(run)
         decisive.append(row)
-        if run["system"] in MODEL_SYSTEMS:
+        if played_by_model(run["system"]):
             row.update(status="skipped", reason="no scripted reference policy for a model run")
             continue
         bench = get_benchmark(run["benchmark"], bench_cfg)

@@ -7,11 +7,11 @@ those for agents inside real frameworks); `server` (run as
 Importing this package registers `scripted/standin` with the model layer's scripted
 provider, whose responders' revision (their source file's hash) joins the cache key.
 
-Why a package of its own, above the benchmarks: the responders play benchmark tasks
-(the agent role parses problems and writes tool calls), so they depend on benchmark
-code, and the model layer must not. Code that makes model clients imports this package
-(the registry `whowhen.registry` does, and so every stage that uses it) so
-that `scripted/standin` is a known model wherever a config can name it.
+Why a package of its own, above the benchmarks and the registry: the responders play
+benchmark tasks (the agent role parses problems and writes tool calls, read from the
+registry's tables), so they depend on benchmark code, and the model layer must not. The
+scripted provider resolves `scripted/standin` to this package on its first lookup
+(`scripted_provider.BUILTIN_RESPONDERS`), so no caller imports it for its side effect.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ SMOLAGENTS_CODE = "You are an expert assistant who can solve any task using code
 
 def framework_turn(prompt: str, known: dict[str, Any]) -> str | None:
     """The next turn when `prompt` is a known framework's request, else None. `known` is
-    the registry's tables (benchmarks, systems) as `responders.know` got them."""
+    the registry's tables (benchmarks, systems) as `responders` hands them over."""
     if prompt.startswith(SMOLAGENTS_TOOL_CALLING):
         return _smolagents_tool_calling(prompt, known)
     if prompt.startswith(SMOLAGENTS_CODE):

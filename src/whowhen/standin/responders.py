@@ -17,6 +17,7 @@ from typing import Any
 
 from whowhen.agents import protocol
 from whowhen.models.scripted_provider import TURNS
+from whowhen.registry import BENCHMARKS, SYSTEMS, pair_tools
 from whowhen.runtime import Step
 from whowhen.standin.framework_turns import framework_turn
 from whowhen.tools import calculate
@@ -109,15 +110,10 @@ def half_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     )
 
 
-_KNOWN: dict[str, Any] = {"benchmarks": {}, "systems": {}, "tools": None}
-"""The benchmarks and scripted systems the agent role can play, handed over by the
-registry (`know`), which imports this package: no import cycle."""
-
-
-def know(benchmarks: dict[str, Any], systems: dict[str, dict[str, type]], tools: Any) -> None:
-    """Let the stand-in play these benchmarks' systems (the registry's live tables, and
-    its `pair_tools`: the tools a model playing a pair is offered)."""
-    _KNOWN.update(benchmarks=benchmarks, systems=systems, tools=tools)
+def _known() -> dict[str, Any]:
+    """The registry's tables the agent role plays from: the benchmarks, the scripted
+    systems' policies, and the tools a model playing a pair is offered."""
+    return {"benchmarks": BENCHMARKS, "systems": SYSTEMS, "tools": pair_tools}
 
 
 def agent_responder(prompt: str, schema: dict[str, Any] | None) -> str:
@@ -126,13 +122,13 @@ def agent_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     rebuilt from the rendered history (whatever is in it: an injected error, a
     wrong observation, a model's odd turn). Dataset-file tasks get `_file_agent`."""
     rules, _, rest = prompt.partition(protocol.RULES_END + "\n")
-    benchmarks, systems = _KNOWN["benchmarks"], _KNOWN["systems"]
+    benchmarks, systems = BENCHMARKS, SYSTEMS
     role = _role_of(rules, benchmarks)
     if role is None:
         return _file_agent(prompt)
     system, bench, agent = role
     policy = systems[system][bench]()
-    tools = _KNOWN["tools"](system, bench)
+    tools = pair_tools(system, bench)
     json_turns = schema is not None  # the team asks for JSON turns with a schema
     history = _history(rest, agent, tools, len(policy.agents) > 1, json_turns)
     action = policy.next_action(history)
@@ -212,7 +208,7 @@ def default_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     """Route by what the request asks for: an agent turn (inside a real framework, or in
     the project's own protocol), an injected error, a step
     judgment (step_by_step, hybrid), a half (binary_search), or an attribution answer."""
-    framework = framework_turn(prompt, _KNOWN)
+    framework = framework_turn(prompt, _known())
     if framework is not None:
         return framework
     if protocol.RULES_END in prompt:

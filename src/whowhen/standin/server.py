@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import email.policy
-import importlib
 import json
 import random
 import re
@@ -363,9 +362,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fail-rate", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    # the registry hands the stand-in the benchmarks and systems whose agents it plays
-    # (a test imports it anyway; a server started on its own must)
-    importlib.import_module("whowhen.registry")
     server = TestServer(Behaviour(args.latency, args.fail_rate, seed=args.seed), args.port)
     print(f"test server on {server.url} (Gemini base {server.gemini_url})", flush=True)
     try:
