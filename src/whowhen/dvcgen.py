@@ -35,6 +35,8 @@ COMMON_DEPS = [
 """What every stage's jobs read besides their own code: the DAG and the config schema."""
 SRC = "src"
 PACKAGE = "whowhen"
+MODULE_NAME = re.compile(r"whowhen(\.[a-z_][a-z0-9_]*)+")
+"""A string that names a module of the package (checked against the files before use)."""
 DISCOVERS = {"whowhen.registry": "whowhen.benchmarks"}
 """Modules that import every subpackage of a package at run time (the registry finds the
 benchmark packages), which no import statement shows."""
@@ -79,10 +81,15 @@ def _module_file(src: Path, module: str) -> Path | None:
 
 def _imported(src: Path, path: Path) -> set[str]:
     """The whowhen modules `path` imports, at module level or inside functions (a deferred
-    import is still a dependency): `from a.b import c` names a.b.c when c is a module."""
+    import is still a dependency): `from a.b import c` names a.b.c when c is a module. A
+    module named as text (`"whowhen.frameworks.systems"`: a registry's built-ins, which
+    it imports on its first lookup) counts as imported too."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if MODULE_NAME.fullmatch(node.value):
+                found.add(node.value)
+        elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
