@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from whowhen.defaults import section_defaults
 from whowhen.errors import WhowhenError
 from whowhen.io import write_json
 from whowhen.models.client import ClientStats, ModelClient
@@ -45,7 +46,7 @@ class BatchRunner:
         self,
         client: ModelClient,
         state_dir: str | Path,
-        poll_s: float = 30.0,
+        poll_s: float | None = None,
         max_wait_s: float | None = None,
     ) -> None:
         if not provider_kind(client.spec.provider).batch:
@@ -54,7 +55,9 @@ class BatchRunner:
                 field="llm.batch",
             )
         self.client, self.state_dir = client, Path(state_dir)
-        self.poll_s, self.max_wait_s = poll_s, max_wait_s
+        # unset: the schema's `llm.batch_poll_s`, its one source
+        self.poll_s = section_defaults("llm")["batch_poll_s"] if poll_s is None else poll_s
+        self.max_wait_s = max_wait_s
         self.stats: ClientStats = client.stats
 
     def _sdk(self) -> openai.OpenAI:
