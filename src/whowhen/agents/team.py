@@ -20,6 +20,7 @@ from typing import Any
 
 from whowhen.agents import protocol
 from whowhen.agents.scripted import addressee
+from whowhen.defaults import section_defaults
 from whowhen.errors import InfraError
 from whowhen.models import ChatRequest, Message, Settings
 from whowhen.runtime import Action, Step
@@ -49,14 +50,19 @@ def speaker(system: str, agents: Sequence[str], history: Sequence[Step]) -> str:
     return agents[0]
 
 
+def _agents_default(key: str) -> Any:
+    return section_defaults("agents")[key]
+
+
 @dataclasses.dataclass
 class TeamLimits:
     """When a model-played run stops early, and how much of the run a model is shown."""
 
-    context_chars: int = 12_000  # about 3,000 tokens: a 4,096-token model keeps room
-    stall_turns: int = 4  # a lone agent with no tool call this many turns in a row
-    repeat_turns: int = 3  # the same agent's identical turn this many times in a row
-    max_tokens: int = 256
+    # each default is the config schema's (`agents:` section), its one source
+    context_chars: int = dataclasses.field(default_factory=lambda: _agents_default("context_chars"))
+    stall_turns: int = dataclasses.field(default_factory=lambda: _agents_default("stall_turns"))
+    repeat_turns: int = dataclasses.field(default_factory=lambda: _agents_default("repeat_turns"))
+    max_tokens: int = dataclasses.field(default_factory=lambda: _agents_default("max_tokens"))
     json_turns: bool = False  # each turn one JSON object, constrained by a schema
 
 
