@@ -20,7 +20,10 @@ from whowhen.models import make_client, make_runner
 from .conftest import ROOT
 
 SCHEMA = yaml.safe_load((ROOT / "src/whowhen/data/config.schema.yaml").read_text())
-OWNERS = ("params", "cfg", "config", "inj", "opts", "item", "attribution", "agents", "llm")
+OWNERS = (
+    *("params", "cfg", "config", "inj", "opts", "item", "attribution", "agents", "llm"),
+    *("spec", "options"),  # an `imports:` entry
+)
 """Names a config section goes by in the code (a `.get` on other data is not checked)."""
 STAGE_CODE = [
     *(ROOT / f"src/whowhen/{p}/stage.py" for p in ("dataset", "attribution", "feedback")),
@@ -33,6 +36,7 @@ STAGE_CODE = [
     *sorted((ROOT / "src/whowhen/analysis").glob("*.py")),
     *sorted((ROOT / "src/whowhen/attribution").glob("*.py")),
     *sorted((ROOT / "src/whowhen/dataset").glob("*.py")),
+    *sorted((ROOT / "src/whowhen/imports").glob("*.py")),
     *sorted((ROOT / "src/whowhen/cli").glob("*.py")),
     *sorted((ROOT / "perf").glob("*.py")),
 ]

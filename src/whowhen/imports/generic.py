@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import polars as pl
 
 from whowhen.errors import WhowhenError, preview
 from whowhen.imports.common import ImportResult, base_run, label_row, step_row
+from whowhen.imports.formats import FORMATS, ImportFormat
 from whowhen.imports.who_and_when import agent_of_role
 from whowhen.io import parse_json, read_yaml
 from whowhen.schema import STEP_KINDS, canonical_json, stable_id
@@ -305,3 +307,25 @@ def import_generic(
         if result.add(run, step_rows, label, str(path), name):
             seen[run["run_id"]] = name
     return result
+
+
+def _reader(fmt: str) -> Callable[[Path, dict[str, Any], Path | None], ImportResult]:
+    def read(path: Path, options: dict[str, Any], root: Path | None) -> ImportResult:
+        """An `imports:` entry of this format: `layout`, `fields` (unset: the defaults)
+        and `name`, the dataset's name in its runs."""
+        return import_generic(path, fmt, options["layout"], options.get("fields"), options["name"])
+
+    return read
+
+
+for _fmt in ("jsonl", "parquet"):
+    FORMATS.add(
+        _fmt,
+        ImportFormat(
+            _fmt,
+            _reader(_fmt),
+            f"your own trajectories as {_fmt.upper()}",
+            options=("name", "layout", "fields"),
+            metavar="FILE",
+        ),
+    )

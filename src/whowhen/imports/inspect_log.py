@@ -23,6 +23,7 @@ from typing import Any
 from whowhen.errors import WhowhenError, preview
 from whowhen.imports.archive import check_inflated_size
 from whowhen.imports.common import ImportResult, base_run, regular_files, step_row
+from whowhen.imports.formats import FORMATS
 from whowhen.schema import canonical_json, stable_id
 
 BENCHMARK = "inspect"
@@ -356,3 +357,14 @@ def import_inspect(path: str | Path) -> ImportResult:
             continue
         _import_log(log, file, result, taken)
     return result
+
+
+@FORMATS.register(
+    "inspect",
+    description="Inspect AI eval logs (.eval or .json): a run per sample",
+    metavar="LOG",
+    path_help="one log file, or a folder of them",
+)
+def read(path: Path, options: dict[str, Any], root: Path | None) -> ImportResult:
+    """An `imports:` entry of this format (it takes no options; inspect_ai loads here)."""
+    return import_inspect(path)

@@ -22,6 +22,7 @@ from typing import Any
 
 from whowhen.errors import WhowhenError
 from whowhen.imports.common import ImportResult, base_run, regular_files, step_row
+from whowhen.imports.formats import FORMATS, entry_file
 from whowhen.imports.labels import read_rows
 from whowhen.imports.otel_messages import (
     Message,
@@ -251,3 +252,25 @@ def load_outcomes(path: str | Path) -> dict[str, bool]:
             )
         out[str(key)] = _truthy(row["success"])
     return out
+
+
+@FORMATS.register(
+    "otel",
+    description="OpenTelemetry traces (OTLP JSON; OpenInference or GenAI conventions): a run "
+    "per trace",
+    options=("agent_attribute", "success_attribute", "outcomes"),
+    metavar="FILE|DIR",
+    path_help="a trace file, or a folder of them",
+)
+def read(path: Path, options: dict[str, Any], root: Path | None) -> ImportResult:
+    """An `imports:` entry of this format: `agent_attribute`, `success_attribute` and an
+    `outcomes` file (each unset: none)."""
+    outcomes = options.get("outcomes")
+    return import_otel(
+        path,
+        OtelOptions(
+            options.get("agent_attribute"),
+            options.get("success_attribute"),
+            load_outcomes(entry_file(root, outcomes)) if outcomes else {},
+        ),
+    )

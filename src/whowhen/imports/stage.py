@@ -1,5 +1,5 @@
-"""Imports stage: read one configured outside dataset (Who&When, a user's own JSONL or
-Parquet logs) into the pipeline's tables, and list what was imported."""
+"""Imports stage: read one configured outside dataset (any registered import format:
+`formats.FORMATS`) into the pipeline's tables, and list what was imported."""
 
 from __future__ import annotations
 
@@ -7,65 +7,50 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from whowhen.defaults import filled
 from whowhen.errors import WhowhenError
 from whowhen.imports.common import ImportResult
-from whowhen.imports.generic import import_generic
-from whowhen.imports.who_and_when import TOOL_SPEAKERS, import_who_and_when
+from whowhen.imports.formats import FORMATS
 from whowhen.io import write_json
 from whowhen.schema import LABELS, RUNS, read_table
 
 log = logging.getLogger(__name__)
 
 
+def entry(spec: dict[str, Any]) -> dict[str, Any]:
+    """An `imports:` entry as the schema fills it (the config arrives filled; a caller may
+    pass a raw one), the schema being the one place its defaults are written."""
+    [filled_spec] = filled("imports", [spec])  # type: ignore[arg-type]  # a list section
+    return filled_spec
+
+
 def import_dataset(spec: dict[str, Any], root: str | Path = ".") -> ImportResult:
     """Import one `imports:` entry of the config (with its labels file joined, if any)."""
-    result = _read(spec, root)
+    return import_labelled(spec, Path(root))[0]
+
+
+def import_labelled(spec: dict[str, Any], root: Path | None) -> tuple[ImportResult, int]:
+    """Read one entry with its format's reader and join its labels file; also how many runs
+    that file labelled. `root` is the folder its paths are relative to, None for paths
+    taken as given (the command line's)."""
+    spec = entry(spec)
+    fmt = FORMATS.get(spec["format"])
+    path = Path(spec["path"]) if root is None else root / spec["path"]
+    result = fmt.read(path, spec, root)
+    labelled = 0
     if spec.get("labels"):
         # deferred: only an import with a labels file loads the joiner
         from whowhen.imports.labels import attach_labels
 
-        attach_labels(result, Path(root) / spec["labels"])
-    return result
-
-
-def _read(spec: dict[str, Any], root: str | Path) -> ImportResult:
-    path = Path(root) / spec["path"]
-    if spec["format"] == "who_and_when":
-        speakers = spec.get("tool_speakers")
-        return import_who_and_when(
-            path, spec.get("subset"), TOOL_SPEAKERS if speakers is None else speakers
-        )
-    if spec["format"] in ("jsonl", "parquet"):
-        return import_generic(
-            path,
-            spec["format"],
-            spec.get("layout", "trajectories"),
-            spec.get("fields"),
-            spec["name"],
-        )
-    if spec["format"] == "inspect":
-        # deferred: only an Inspect import loads the log reader (and inspect_ai)
-        from whowhen.imports.inspect_log import import_inspect
-
-        return import_inspect(path)
-    if spec["format"] == "otel":
-        # deferred: only a trace import loads the trace reader
-        from whowhen.imports.otel import OtelOptions, import_otel, load_outcomes
-
-        outcomes = spec.get("outcomes")
-        options = OtelOptions(
-            spec.get("agent_attribute"),
-            spec.get("success_attribute"),
-            load_outcomes(Path(root) / outcomes) if outcomes else {},
-        )
-        return import_otel(path, options)
-    raise WhowhenError(f"unknown import format {spec['format']!r}", field="imports.format")
+        labels = spec["labels"] if root is None else root / spec["labels"]
+        labelled = attach_labels(result, labels)
+    return result, labelled
 
 
 def stage(params: dict, inputs: object, outputs: dict, wildcards: dict) -> None:
     """Snakemake edge: import one configured dataset into `results/imports/<name>/`."""
-    spec = params["spec"]
-    if spec.get("optional") and not Path(spec["path"]).exists():
+    spec = entry(params["spec"])
+    if spec["optional"] and not Path(spec["path"]).exists():
         log.warning(
             "import %s: %s is absent (optional): writing an empty dataset",
             spec["name"],

@@ -19,6 +19,7 @@ from typing import Any
 
 from whowhen.errors import WhowhenError, preview
 from whowhen.imports.common import ImportResult, base_run, label_row, regular_files, step_row
+from whowhen.imports.formats import FORMATS
 from whowhen.io import parse_json
 from whowhen.schema import canonical_json, stable_id
 
@@ -252,3 +253,19 @@ def parse_tool_speakers(text: str | None) -> list[str]:
     if text is None:
         return list(TOOL_SPEAKERS)
     return [name.strip() for name in text.split(",") if name.strip()]
+
+
+@FORMATS.register(
+    "who_and_when",
+    description="the Who&When benchmark's JSON files",
+    options=("subset", "tool_speakers"),
+    metavar="DIR",
+    path_help="one subset's folder, or the folder of both",
+)
+def read(path: Path, options: dict[str, Any], root: Path | None) -> ImportResult:
+    """An `imports:` entry of this format: `subset` (unset: detected per file) and
+    `tool_speakers` (unset: Who&When's own)."""
+    speakers = options.get("tool_speakers")
+    return import_who_and_when(
+        path, options.get("subset"), TOOL_SPEAKERS if speakers is None else speakers
+    )
