@@ -25,7 +25,7 @@ import os
 import sys
 
 from whowhen import __version__
-from whowhen.cli import commands, defaults, scoring, tracer_cmd
+from whowhen.cli import commands, defaults, import_cmd, scoring, tracer_cmd
 from whowhen.defaults import section_defaults
 from whowhen.errors import WhowhenError
 from whowhen.terminal import inert_output
@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"whowhen {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    _add_import_parser(sub)
+    import_cmd.add_import_parser(sub)
     _add_export_parser(sub)
     _add_export_training_parser(sub)
     _add_review_parser(sub)
@@ -80,70 +80,6 @@ def _gateway(args: argparse.Namespace) -> int:
     from whowhen.cli.gateway_cmd import gateway_cmd  # deferred: loads the model layer
 
     return gateway_cmd(args)
-
-
-def _add_import_parser(sub: argparse._SubParsersAction) -> None:
-    """The `import` command: the Who&When benchmark, or your own JSONL/Parquet logs."""
-    imp = sub.add_parser("import", help="import trajectories into runs/steps/labels tables")
-    isub = imp.add_subparsers(dest="format", required=True, metavar="FORMAT")
-    p = isub.add_parser("who-and-when", help="the Who&When benchmark's JSON files")
-    p.add_argument("path", metavar="DIR", help="one subset's folder, or the folder of both")
-    p.add_argument(
-        "--subset",
-        choices=("Algorithm-Generated", "Hand-Crafted"),
-        help="treat every file as this subset (default: detected per file from its entries)",
-    )
-    p.add_argument(
-        "--tool-speakers",
-        metavar="NAME[,NAME...]",
-        help="speakers whose steps are tool output, imported as observations "
-        "(default: Computer_terminal,ComputerTerminal; '' for none)",
-    )
-    _import_options(p)
-    for fmt in ("jsonl", "parquet"):
-        p = isub.add_parser(fmt, help=f"your own trajectories as {fmt.upper()}")
-        p.add_argument("path", metavar="FILE")
-        p.add_argument(
-            "--mapping",
-            metavar="YAML",
-            help="column -> source field mapping "
-            "(the `fields` of a config import); defaults follow Who&When names",
-        )
-        p.add_argument(
-            "--layout",
-            choices=["trajectories", "steps"],
-            default="trajectories",
-            help="one record per run (default) or one record per step",
-        )
-        p.add_argument("--name", default="imported", help="dataset name (default: imported)")
-        _import_options(p)
-    p = isub.add_parser(
-        "otel",
-        help="OpenTelemetry traces (OTLP JSON; OpenInference or GenAI conventions): a run "
-        "per trace",
-    )
-    p.add_argument("path", metavar="FILE|DIR", help="a trace file, or a folder of them")
-    p.add_argument(
-        "--agent-attribute",
-        metavar="KEY",
-        help="span attribute naming the agent, where neither agent spans nor "
-        "gen_ai.agent.name do (e.g. graph.node.name)",
-    )
-    p.add_argument(
-        "--success-attribute",
-        metavar="KEY",
-        help="span attribute saying whether the run succeeded (true/false, ok, 1, ...)",
-    )
-    p.add_argument(
-        "--outcomes",
-        metavar="FILE",
-        help="trace id -> success: a JSON object, or JSONL/CSV with trace_id and success",
-    )
-    _import_options(p)
-    p = isub.add_parser("inspect", help="Inspect AI eval logs (.eval or .json): a run per sample")
-    p.add_argument("path", metavar="LOG", help="one log file, or a folder of them")
-    _import_options(p)
-    imp.set_defaults(func=commands.import_cmd)
 
 
 def _add_export_parser(sub: argparse._SubParsersAction) -> None:
@@ -315,19 +251,6 @@ def _add_config_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("dvc-yaml", help="regenerate dvc.yaml from the Snakemake workflow")
     p.add_argument("--check", action="store_true", help="only check it is up to date")
     p.set_defaults(func=commands.dvc_yaml_cmd)
-
-
-def _import_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-o", "--out", required=True, metavar="OUT", help="output folder")
-    p.add_argument(
-        "--labels",
-        metavar="FILE",
-        help="join labels to runs that came without: CSV, JSONL or JSON rows of run_id (or "
-        "trace_id), agent, step, optional mode",
-    )
-    p.add_argument(
-        "--strict", action="store_true", help="exit 1 if any record could not be imported"
-    )
 
 
 PIPE_CLOSED = 141

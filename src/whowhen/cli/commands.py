@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -14,9 +13,6 @@ from whowhen.errors import WhowhenError
 from whowhen.io import inside, parse_json
 from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, read_table, read_tables, write_table
 from whowhen.terminal import inert
-
-if TYPE_CHECKING:
-    from whowhen.imports.common import ImportResult
 
 PIPELINE_MODEL = Path("results/models/tracer_lite.json")
 """Where the pipeline saves tracer-lite fitted on the built train split."""
@@ -61,57 +57,6 @@ def _load(data: str | Path) -> dict[str, pl.DataFrame]:
         "steps": read_table(data / "steps.parquet", STEPS),
         "labels": read_table(data / "labels.parquet", LABELS),
     }
-
-
-def import_cmd(args: argparse.Namespace) -> int:
-    # deferred: a subcommand loads only the code it runs (startup ~1 s, not ~4 s)
-    from whowhen.imports.generic import import_generic, load_mapping
-    from whowhen.imports.labels import attach_labels
-    from whowhen.imports.who_and_when import import_who_and_when, parse_tool_speakers
-
-    if args.format == "who-and-when":
-        speakers = parse_tool_speakers(args.tool_speakers)
-        result = import_who_and_when(args.path, args.subset, speakers)
-    elif args.format == "otel":
-        result = _import_otel(args)
-    elif args.format == "inspect":
-        # deferred: inspect_ai loads only for this format
-        from whowhen.imports.inspect_log import import_inspect
-
-        result = import_inspect(args.path)
-    else:
-        fields = load_mapping(args.mapping) if args.mapping else None
-        result = import_generic(args.path, args.format, args.layout, fields, args.name)
-    labelled = attach_labels(result, args.labels) if args.labels else 0
-    for error in result.errors:
-        print(f"skipped: {error}", file=sys.stderr)
-    for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    if result.n_runs == 0:
-        raise WhowhenError(f"nothing imported ({len(result.errors)} bad records)", path=args.path)
-    result.write(args.out)
-    result.write_manifest(Path(args.out) / "manifest.json", args.format.replace("-", "_"))
-    tables = result.tables()
-    by = tables["runs"].group_by("benchmark", "subset").len().sort("benchmark", "subset")
-    print(format_table(by.rename({"len": "runs"})))
-    print(
-        f"imported {result.n_runs} runs ({tables['steps'].height} steps), "
-        f"skipped {len(result.errors)} -> {args.out}"
-        + (f"; {labelled} labelled from {args.labels}" if args.labels else "")
-    )
-    return 1 if args.strict and result.errors else 0
-
-
-def _import_otel(args: argparse.Namespace) -> ImportResult:
-    # deferred: a subcommand loads only the code it runs
-    from whowhen.imports.otel import OtelOptions, import_otel, load_outcomes
-
-    options = OtelOptions(
-        args.agent_attribute,
-        args.success_attribute,
-        load_outcomes(args.outcomes) if args.outcomes else {},
-    )
-    return import_otel(args.path, options)
 
 
 def export_cmd(args: argparse.Namespace) -> int:
