@@ -141,3 +141,18 @@ def test_a_removed_format_is_gone_from_the_command_line(plug_in: Path, capsys) -
         main(["import", "--help"])
     assert NAME not in capsys.readouterr().out
     assert NAME not in FORMATS.names()
+
+
+def test_a_plug_in_that_fails_to_load_stops_import_alone(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys
+) -> None:
+    def broken() -> Iterator[tuple[str, ImportFormat]]:
+        raise WhowhenError("import format plug-in 'bad' (badfmt) failed to load: boom")
+
+    monkeypatch.setattr(FORMATS, "items", broken)
+    assert main(["import", "jsonl", "logs.jsonl", "-o", str(tmp_path / "o")]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "error: import format plug-in 'bad' (badfmt) failed to load: boom"
+    ]
+    assert main(["score", str(tmp_path / "none")]) == 1  # other commands still parse and run
+    assert "dataset folder not found" in capsys.readouterr().err
