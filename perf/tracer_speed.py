@@ -94,7 +94,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     train = runs_like_hand_crafted(20, args.seed + 1)
-    model = fit(*train, TracerConfig(iterations=50))
+    model = fit(*train, TracerConfig.of(iterations=50))
     for scale in (1, 2):
         started = time.perf_counter()
         runs, steps, _ = runs_like_hand_crafted(args.runs, args.seed, scale)

@@ -13,7 +13,8 @@ import polars as pl
 import pytest
 
 from whowhen.attribution.baselines import agent_steps
-from whowhen.attribution.llm import PROTOCOLS, LLMAttributor, ParseError, build_request
+from whowhen.attribution.kinds import PROTOCOLS
+from whowhen.attribution.llm import LLMAttributor, ParseError, build_request
 from whowhen.attribution.llm_protocols import attribute_llm, parse_half, parse_judgment
 from whowhen.errors import WhowhenError
 from whowhen.media import media_path
@@ -82,7 +83,7 @@ EXPECTED = {
 
 
 def test_protocols_list() -> None:
-    assert PROTOCOLS == ("all_at_once", "step_by_step", "binary_search", "hybrid")
+    assert PROTOCOLS.names() == ("all_at_once", "step_by_step", "binary_search", "hybrid")
     assert suspect_steps("Trajectory:\n[0] user (message): 2\n[1] a (action): 2 and 3") == [1]
     task = "Trajectory:\n[0] user (message): Count.\n\nQuestion: How many? 4\n"
     asked = "\n\nQuestion: Is step [3] (a) the decisive error?"
@@ -91,7 +92,7 @@ def test_protocols_list() -> None:
     ) == [3]
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", PROTOCOLS.names())
 def test_hand_computed_answers_and_call_counts(server, hand, protocol) -> None:
     preds, bodies = _run(server, protocol, hand["runs"], hand["steps"])
     got = {r["run_id"]: (r["agent"], r["step"], r["calls"]) for r in preds.iter_rows(named=True)}
@@ -179,7 +180,7 @@ def test_every_protocol_end_to_end_on_a_built_dataset(server, data) -> None:
     cands = agent_steps(data["steps"])
     by_run = {k[0]: f for k, f in cands.group_by("run_id")}
     aao = None
-    for protocol in PROTOCOLS:
+    for protocol in PROTOCOLS.names():
         preds, bodies = _run(server, protocol, data["runs"], data["steps"])
         assert preds.height == data["runs"].height and preds["parse_ok"].all()
         assert preds["run_id"].to_list() == sorted(data["runs"]["run_id"])
@@ -229,7 +230,7 @@ def test_hybrid_falls_back_to_its_agents_nearest_step(server, hand) -> None:
     assert "its step 7 nearest" in row["reason"]
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", PROTOCOLS.names())
 def test_garbage_answers_are_recorded_not_fatal(server, data, protocol) -> None:
     runs, steps = data["runs"], data["steps"]
     clean, _ = _run(server, protocol, runs, steps)
@@ -252,7 +253,7 @@ def test_garbage_answers_are_recorded_not_fatal(server, data, protocol) -> None:
     assert everything["step"].is_null().all()
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", PROTOCOLS.names())
 def test_a_failed_call_ends_the_run(hand, protocol) -> None:
     preds = attribute_llm(
         hand["runs"], hand["steps"], LLMAttributor("x", "m", protocol), _dead_client()
@@ -262,7 +263,7 @@ def test_a_failed_call_ends_the_run(hand, protocol) -> None:
 
 
 def test_gold_answer_in_every_call_only_when_asked(server, hand) -> None:
-    for protocol in PROTOCOLS:
+    for protocol in PROTOCOLS.names():
         _, with_gold = _run(server, protocol, hand["runs"], hand["steps"], with_gold_answer=True)
         _, without = _run(server, protocol, hand["runs"], hand["steps"])
         assert all("Correct answer: " in _user_text(b) for b in with_gold)
@@ -272,7 +273,7 @@ def test_gold_answer_in_every_call_only_when_asked(server, hand) -> None:
 def test_rerun_is_served_from_the_cache(hand, tmp_path) -> None:
     """Every call of a sequential protocol is deterministic, so a rerun makes none."""
     with TestServer() as srv:
-        for protocol in PROTOCOLS:
+        for protocol in PROTOCOLS.names():
             attributor = LLMAttributor(protocol, "mock", protocol)
             first = attribute_llm(
                 hand["runs"], hand["steps"], attributor, _client(srv, tmp_path), MODES
@@ -309,7 +310,7 @@ def test_fresh_cache_step_by_step_makes_one_call_per_distinct_request(data, tmp_
 
 
 def test_unknown_protocol_is_refused(hand) -> None:
-    with pytest.raises(WhowhenError, match="unknown protocol"):
+    with pytest.raises(WhowhenError, match="unknown LLM protocol 'vibes'; known: all_at_once, "):
         attribute_llm(hand["runs"], hand["steps"], LLMAttributor("x", "m", "vibes"), None)
 
 
@@ -354,7 +355,7 @@ def _images(bodies: list[dict]) -> list[list[str]]:
     return out
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", PROTOCOLS.names())
 def test_media_attached_only_when_asked(server, protocol) -> None:
     """chart_qa: the chart is attached to the task (step 0), so every call shows it."""
     runs, steps, _ = run_rollouts("chart_qa", "react", {"n_tasks": 2}, 1, 0.0, 40)

@@ -15,7 +15,8 @@ import polars as pl
 import pytest
 import yaml
 
-from whowhen.attribution.llm import PROTOCOLS, LLMAttributor
+from whowhen.attribution.kinds import PROTOCOLS
+from whowhen.attribution.llm import LLMAttributor
 from whowhen.attribution.llm_protocols import attribute_llm
 from whowhen.attribution.stage import stage
 from whowhen.config import load_config
@@ -173,7 +174,7 @@ def _attribute(protocol: str, data: dict[str, pl.DataFrame], client: Any) -> pl.
     return attribute_llm(data["runs"], data["steps"], a, client, MODES)
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", PROTOCOLS.names())
 def test_every_protocol_end_to_end(tmp_path: Path, hand, protocol: str) -> None:
     client = _client(tmp_path)
     preds = _attribute(protocol, hand, client)
@@ -196,7 +197,7 @@ def test_same_answers_and_tokens_as_the_http_test_server(hand) -> None:
         mock = "openai-compatible/mock"
         http = ModelClient(parse_model(mock, {mock: {"base_url": server.url}}), PRICES)
         http.progress = False
-        for protocol in PROTOCOLS:
+        for protocol in PROTOCOLS.names():
             over_http = _attribute(protocol, hand, http).select(same)
             in_process = _attribute(protocol, hand, _client()).select(same)
             assert in_process.equals(over_http), protocol
@@ -209,7 +210,7 @@ def _default_config() -> dict[str, Any]:
 def test_default_config_runs_one_standin_attributor_per_protocol() -> None:
     cfg = _default_config()
     llm = cfg["attribution"]["llm"]
-    assert sorted(item["protocol"] for item in llm) == sorted(PROTOCOLS)
+    assert sorted(item["protocol"] for item in llm) == sorted(PROTOCOLS.names())
     for item in llm:
         spec = parse_model(item["model"], cfg["models"])
         assert spec.model_id == "scripted/standin"

@@ -146,7 +146,7 @@ def synthetic() -> dict[str, pl.DataFrame]:
     return synthetic_runs(160)
 
 
-FULL = TracerConfig(features="full")
+FULL = TracerConfig.of(features="full")
 """The planted signal is a word: only the `full` feature set (hashed tokens) reads words."""
 
 
@@ -173,7 +173,10 @@ def test_tracer_is_deterministic_and_round_trips(synthetic: dict[str, pl.DataFra
     first = predict(a, synthetic["runs"], synthetic["steps"]).drop("latency_s")
     assert first.equals(predict(again, synthetic["runs"], synthetic["steps"]).drop("latency_s"))
     other_seed = fit(
-        synthetic["runs"], synthetic["steps"], synthetic["labels"], TracerConfig("full", seed=1)
+        synthetic["runs"],
+        synthetic["steps"],
+        synthetic["labels"],
+        TracerConfig.of(features="full", seed=1),
     )
     assert other_seed.to_json() != a.to_json()  # the seed is what fixes the init
 

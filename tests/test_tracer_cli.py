@@ -63,7 +63,7 @@ def test_cross_validation_is_out_of_fold_and_keeps_tasks_whole(
     for run_id, fold in folds.items():
         by_task.setdefault(task[run_id], set()).add(fold)
     assert all(len(f) == 1 for f in by_task.values()) and len(set(folds.values())) == 5
-    oof = cross_validate(runs, planted["steps"], labels, TracerConfig("full"), k=5)
+    oof = cross_validate(runs, planted["steps"], labels, TracerConfig.of(features="full"), k=5)
     assert oof.height == 80 and oof["step"].is_not_null().all()
     assert oof["step_ok"].mean() > 0.8 > oof["random_step_chance"].mean()
     # a model that had seen the held-out labels would not need them: scramble one fold's
@@ -75,7 +75,7 @@ def test_cross_validation_is_out_of_fold_and_keeps_tasks_whole(
         .otherwise(pl.col("decisive_step"))
         .alias("decisive_step")
     )
-    again = cross_validate(runs, planted["steps"], moved, TracerConfig("full"), k=5)
+    again = cross_validate(runs, planted["steps"], moved, TracerConfig.of(features="full"), k=5)
     assert again.filter(pl.col("fold") == 0)["step"].equals(oof.filter(pl.col("fold") == 0)["step"])
 
 

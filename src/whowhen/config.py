@@ -8,22 +8,25 @@ from typing import Any
 
 import jsonschema
 
-from whowhen.attribution.shortcuts import SHORTCUTS
+from whowhen.attribution.kinds import ATTRIBUTORS
 from whowhen.defaults import fill_defaults, schema
 from whowhen.errors import WhowhenError
-from whowhen.frameworks.systems import FRAMEWORK_SYSTEMS, missing_extra
+from whowhen.frameworks.systems import missing_extra
 from whowhen.io import TooLarge, check_values, read_yaml
-from whowhen.registry import BENCHMARKS, LLM_SYSTEMS, MODEL_SYSTEMS, SYSTEMS, base_system
+from whowhen.registry import BENCHMARKS, SYSTEM_KINDS, played_by, played_by_model, policies
 from whowhen.schema import FEEDBACK_SOURCES_FIXED
 
 
 def config_schema() -> dict[str, Any]:
     """The config's JSON schema (parsed once; each caller gets its own copy), with each
-    registered benchmark's section schema, so adding a benchmark package edits no schema."""
+    registered benchmark's section schema and the registries' names as the enums, so adding
+    a benchmark package, a system, an attributor or an import format edits no schema."""
     full = schema()
-    full["properties"]["benchmarks"]["properties"] = {
+    props = full["properties"]
+    props["benchmarks"]["properties"] = {
         name: copy.deepcopy(dict(spec.config_schema)) for name, spec in BENCHMARKS.items()
     }
+    props["systems"]["items"] = {"enum": list(SYSTEM_KINDS.names())}
     return full
 
 
@@ -50,7 +53,7 @@ def kernel_process_cap(config: dict[str, Any]) -> str:
     setting = config.get("sandbox", {}).get("kernel_process_cap", "auto")
     if setting != "auto":
         return setting
-    return "always" if any(s in MODEL_SYSTEMS for s in config.get("systems", ())) else "never"
+    return "always" if any(played_by_model(s) for s in config.get("systems", ())) else "never"
 
 
 def validate_config(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
@@ -113,13 +116,13 @@ def _check_agents(config: dict[str, Any], source: str) -> None:
     exist; a framework system's framework is installed."""
     agents = config["agents"]
     for i, system in enumerate(config["systems"]):
-        if system in FRAMEWORK_SYSTEMS and (why := missing_extra(system)):
+        if played_by(system) == "framework" and (why := missing_extra(system)):
             raise WhowhenError(why, path=source, field=f"systems.{i}")
-    played = [s for s in config["systems"] if s in MODEL_SYSTEMS]
+    played = [s for s in config["systems"] if played_by_model(s)]
     if played and not agents["model"]:
         roles = agents["roles"]
         for system in played:
-            cls = next(iter(SYSTEMS.get(base_system(system), {}).values()), None)
+            cls = next(iter(policies(system).values()), None)
             needed = cls.agents if cls is not None else ("assistant",)
             missing = [a for a in needed if a not in roles]
             # a system's agent names differ by benchmark (orchestrator workers): a role
@@ -145,7 +148,7 @@ def _check_feedback(config: dict[str, Any], source: str) -> None:
     fb = config["feedback"]
     for key, known in (
         ("benchmarks", [*BENCHMARKS, *config["benchmarks"]]),
-        ("systems", [*SYSTEMS, *LLM_SYSTEMS]),
+        ("systems", [s for s in SYSTEM_KINDS.names() if played_by(s) != "framework"]),
     ):
         for i, name in enumerate(fb[key]):
             if name not in known:
@@ -155,7 +158,7 @@ def _check_feedback(config: dict[str, Any], source: str) -> None:
     attributors = [*config["attribution"]["attributors"]]
     attributors += [item["name"] for item in config["attribution"]["llm"]]
     for i, name in enumerate(fb["sources"]):
-        if name in SHORTCUTS:
+        if name in ATTRIBUTORS and ATTRIBUTORS.get(name).fitted_on_train:
             raise WhowhenError(
                 f"{name!r} is fitted on the labelled dataset's train split and cannot "
                 "attribute feedback reruns",

@@ -1,11 +1,12 @@
 """Protocol and model family of each attributor: what pooled breakdowns and the
 cost-performance figure group attributors by.
 
-Convention (`attributor_protocol`): an explicit `attributor_info` mapping wins; the
-built-in baselines and shortcut predictors are protocol "baseline", family "none";
-tracer-lite is "trained"/"tracer" and the replay oracle "oracle"/"replay"; otherwise a
-name `<family>_<protocol>` (or `<protocol>_<family>`) with a known protocol is split at it
-(`mock_all_at_once` -> all_at_once / mock); anything else is "unknown" / "unknown".
+Convention (`attributor_protocol`): an explicit `attributor_info` mapping wins; a
+registered attributor has the protocol and family it registered with (`kinds.ATTRIBUTORS`:
+the baselines, shortcut predictors and error-signal heuristic "baseline"/"none",
+tracer-lite "trained"/"tracer", the replay oracle "oracle"/"replay"); otherwise a name
+`<family>_<protocol>` (or `<protocol>_<family>`) with a registered LLM protocol is split at
+it (`mock_all_at_once` -> all_at_once / mock); anything else is "unknown" / "unknown".
 `attributor_info_from_config` builds the mapping from the config (protocol from the
 attributor entry, family from the price table).
 """
@@ -15,20 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from whowhen.attribution.llm import PROTOCOLS
-from whowhen.attribution.offline import ATTRIBUTORS
+from whowhen.attribution.kinds import ATTRIBUTORS, PROTOCOLS
 from whowhen.defaults import filled
 from whowhen.models.prices import prices_path as resolve_prices
 from whowhen.models.spec import load_prices
 
-KNOWN_PROTOCOLS = ("all_at_once", "step_by_step", "binary_search", "hybrid")
-"""Besides `whowhen.attribution.llm.PROTOCOLS`."""
-BASELINE_INFO = {"protocol": "baseline", "family": "none"}
-BUILTIN_INFO = {
-    "tracer_lite": {"protocol": "trained", "family": "tracer"},
-    "counterfactual_oracle": {"protocol": "oracle", "family": "replay"},
-}
-"""The attributors `stage()` runs besides `ATTRIBUTORS`: a fitted model and the replay."""
 UNKNOWN = "unknown"
 ATTRIBUTOR_KEYS = ("protocol", "family")
 """Breakdown keys that pool attributors (what `attributor_protocol` returns)."""
@@ -42,10 +34,9 @@ def attributor_protocol(
         entry = info[name]
         return {"protocol": entry.get("protocol", UNKNOWN), "family": entry.get("family", UNKNOWN)}
     if name in ATTRIBUTORS:
-        return dict(BASELINE_INFO)
-    if name in BUILTIN_INFO:
-        return dict(BUILTIN_INFO[name])
-    for protocol in sorted({*KNOWN_PROTOCOLS, *PROTOCOLS}, key=len, reverse=True):
+        kind = ATTRIBUTORS.get(name)
+        return {"protocol": kind.protocol, "family": kind.family}
+    for protocol in sorted(PROTOCOLS.names(), key=len, reverse=True):
         if name == protocol:
             return {"protocol": protocol, "family": UNKNOWN}
         if name.endswith("_" + protocol):

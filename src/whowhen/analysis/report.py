@@ -15,6 +15,7 @@ from whowhen.analysis.breakdowns import BOOTSTRAPPED
 from whowhen.analysis.dataset_figures import DATASET_TABLES
 from whowhen.analysis.html import caption, image_html, table_html
 from whowhen.analysis.viewer import page_name
+from whowhen.attribution.kinds import in_section
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:80rem;margin:2rem auto;color:#222;
 padding:0 1rem}table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;
@@ -143,16 +144,6 @@ def natural_failures_html(
     return parts
 
 
-SHORTCUT_ATTRIBUTORS = (
-    "random",
-    "first_agent_step",
-    "last_agent_step",
-    "majority_agent",
-    "position_prior",
-    "length_prior",
-)
-
-
 def built_dataset_html(
     composition: pl.DataFrame,
     rerollout: pl.DataFrame,
@@ -161,10 +152,11 @@ def built_dataset_html(
     leakage: pl.DataFrame | None = None,
 ) -> list[str]:
     """The built dataset's audit: what it holds, warm start against re-rollout, recovery
-    by mode, the shortcut predictors (`accuracy`: scored on the test split only) and the
+    by mode, the shortcut predictors (the attributors registered for section "shortcuts";
+    `accuracy`: scored on the test split only) and the
     dataset stage's leakage audit."""
     shortcuts = accuracy.filter(
-        pl.col("attributor").is_in(SHORTCUT_ATTRIBUTORS)
+        pl.col("attributor").is_in(in_section("shortcuts"))
         & (pl.col("dataset") == "all")
         & (pl.col("split") == "all")
     ).select("attributor", "n", "agent_acc", "step_acc", "step_acc_pm1", "step_acc_pmk")
@@ -217,15 +209,13 @@ def leakage_html(leakage: pl.DataFrame) -> list[str]:
     ]
 
 
-LEARNED_ATTRIBUTORS = ("tracer_lite", "error_signal", "counterfactual_oracle")
-
-
 def learned_html(accuracy: pl.DataFrame, built_benchmarks: list[str]) -> list[str]:
-    """tracer-lite (fitted on the built train split), the error-signal heuristic and the
-    replay oracle: on every test item, and on each imported dataset (synthetic -> real
-    transfer; the oracle cannot replay imported runs)."""
+    """The attributors registered for this table (section "learned": tracer-lite, fitted on
+    the built train split, the error-signal heuristic and the replay oracle): on every test
+    item, and on each imported dataset (synthetic -> real transfer; the oracle cannot
+    replay imported runs)."""
     rows = accuracy.filter(
-        pl.col("attributor").is_in(LEARNED_ATTRIBUTORS)
+        pl.col("attributor").is_in(in_section("learned"))
         & (pl.col("split") == "test")
         & ~pl.col("dataset").is_in(built_benchmarks)
     ).select("attributor", "dataset", "n", "agent_acc", "step_acc", "step_acc_pm1")

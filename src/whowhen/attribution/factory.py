@@ -1,26 +1,20 @@
 """One attributor factory: a configured attributor's name -> a function (runs, steps) ->
 predictions, shared by the attribution stage (on a dataset) and the feedback stage (on
-failed reruns): offline attributors, LLM protocols with their model client, tracer-lite
-with its fitted model, and the counterfactual oracle.
+failed reruns): the LLM attributors the config lists (a protocol with its model client),
+every other name through the attributor registry (`kinds.ATTRIBUTORS`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from typing import Any
 
 import polars as pl
 
+from whowhen.attribution.kinds import ATTRIBUTORS, Attributor, AttributorContext
 from whowhen.attribution.llm import LLMAttributor
 from whowhen.attribution.llm_protocols import attribute_llm
-from whowhen.attribution.offline import attribute
-from whowhen.attribution.oracle import NAME as ORACLE
-from whowhen.attribution.oracle import oracle_attribute
-from whowhen.attribution.tracer import NAME as TRACER
-from whowhen.attribution.tracer import TracerModel
-from whowhen.attribution.tracer import predict as tracer_predict
 from whowhen.defaults import filled
-from whowhen.errors import WhowhenError
 from whowhen.models import make_runner
 from whowhen.taxonomy import load_taxonomy
 
@@ -43,10 +37,6 @@ def llm_attributors(attribution_cfg: dict) -> dict[str, LLMAttributor]:
     return out
 
 
-Attributor = Callable[[pl.DataFrame, pl.DataFrame], pl.DataFrame]
-"""(runs, steps) -> PREDICTIONS: one configured attributor, ready to run."""
-
-
 def llm_runner(spec: LLMAttributor, params: dict) -> Attributor:
     """An LLM attributor with its model client (cache, usage, cost) and the taxonomy's modes."""
     client = make_runner(spec.model, params["llm"], params["models"])
@@ -60,31 +50,38 @@ def llm_runner(spec: LLMAttributor, params: dict) -> Attributor:
     return run
 
 
+class Attributors:
+    """The attributors one config names, each built on demand: the LLM attributors it lists
+    (read once) by name, every other name through the registry. `params` holds the config
+    sections attribution, llm, models, taxonomy (file), benchmarks, seed and replay."""
+
+    def __init__(
+        self,
+        params: dict[str, Any],
+        tracer_model: str | None = None,
+        labels: pl.DataFrame | None = None,
+    ) -> None:
+        self.params = params
+        self.context = AttributorContext(params, tracer_model, labels)
+        self.llm = llm_attributors(params["attribution"])
+
+    def names(self) -> list[str]:
+        """Every attributor the config names: `attribution.attributors`, then the LLM ones."""
+        return [*self.params["attribution"]["attributors"], *self.llm]
+
+    def make(self, name: str) -> Attributor:
+        """Attributor `name`, ready to run; an unknown name is one line naming the known."""
+        if name in self.llm:
+            return llm_runner(self.llm[name], self.params)
+        return ATTRIBUTORS.get(name).make(self.context)
+
+
 def make_attributor(
     name: str,
-    params: dict,
+    params: dict[str, Any],
     tracer_model: str | None = None,
     labels: pl.DataFrame | None = None,
 ) -> Attributor:
     """The configured attributor `name`, as the attribution stage runs it on a dataset and
-    the feedback stage on failed reruns. `params` holds the config sections attribution,
-    llm, models, taxonomy (file), benchmarks, seed and replay."""
-    llm = llm_attributors(params["attribution"])
-    if name in llm:
-        return llm_runner(llm[name], params)
-    if name == ORACLE:
-        return lambda runs, steps: oracle_attribute(
-            runs,
-            steps,
-            params["benchmarks"],
-            params["seed"],
-            params["replay"]["max_probes"],
-            params["replay"]["max_steps"],
-        )
-    if name == TRACER:
-        if tracer_model is None:
-            raise WhowhenError("tracer_lite needs its fitted model", field="tracer_model")
-        model = TracerModel.load(tracer_model)
-        return lambda runs, steps: tracer_predict(model, runs, steps)
-    seed = params["attribution"]["seed"]
-    return lambda runs, steps: attribute(runs, steps, name, seed, labels)
+    the feedback stage on failed reruns (see `Attributors`)."""
+    return Attributors(params, tracer_model, labels).make(name)

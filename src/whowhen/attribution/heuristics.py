@@ -21,6 +21,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from whowhen.attribution.baselines import agent_steps as candidate_steps
+from whowhen.attribution.baselines import predict_each
+from whowhen.attribution.kinds import ATTRIBUTORS, Attributor, AttributorContext
 from whowhen.schema import NON_AGENT_ACTORS
 
 ERROR_RE = re.compile(
@@ -236,5 +239,8 @@ def error_signal(agent_steps: pl.DataFrame, all_steps: pl.DataFrame) -> tuple[st
     return None if found is None else (found[0], found[1])
 
 
-HEURISTICS = {"error_signal": error_signal_detail}
-"""Attributors that read (candidates, all steps) of one run -> (agent, step, reason)."""
+@ATTRIBUTORS.register("error_signal", protocol="baseline", family="none", section="learned")
+def _error_signal(ctx: AttributorContext) -> Attributor:
+    return lambda runs, steps: predict_each(
+        "error_signal", runs, steps, candidate_steps(steps), error_signal_detail
+    )

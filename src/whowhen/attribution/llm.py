@@ -3,8 +3,9 @@ in one prompt), structured JSON output, robust parsing and one repair request, a
 engine every protocol runs on: a protocol is a generator per run that yields questions
 (`Ask`) and receives answers; `drive` advances all runs in lockstep, one round of
 concurrent calls (plus one repair round) at a time. The sequential protocols of Who&When
-(step_by_step, binary_search, hybrid) and `attribute_llm`, which dispatches them, live in
-`llm_protocols`: this module is what they share, so it imports none of them.
+(step_by_step, binary_search, hybrid) and `attribute_llm`, which dispatches them through
+`kinds.PROTOCOLS`, live in `llm_protocols`: this module is what they share, so it imports
+none of them.
 
 An answer that still cannot be used after the repair is recorded with its raw text
 and `parse_ok = False`, and is scored as wrong; it never stops the other items.
@@ -24,7 +25,6 @@ from whowhen.media import media_path
 from whowhen.models import ChatRequest, ChatResult, ImagePart, Message, Settings, TextPart
 from whowhen.schema import step_label
 
-PROTOCOLS = ("all_at_once", "step_by_step", "binary_search", "hybrid")
 SYSTEM = (
     "You are an expert at debugging multi-agent LLM systems. The trajectory below failed "
     "its task. Find the decisive error: the earliest agent step whose mistake made the "

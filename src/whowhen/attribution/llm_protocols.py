@@ -27,15 +27,15 @@ and latency are summed over all of a run's calls, repairs included.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
 from whowhen.attribution.baselines import agent_steps
+from whowhen.attribution.kinds import PROTOCOLS
 from whowhen.attribution.llm import (
-    PROTOCOLS,
     Answer,
     Ask,
     Chunk,
@@ -56,7 +56,6 @@ from whowhen.attribution.llm import (
     step_chunks,
     user_message,
 )
-from whowhen.errors import WhowhenError
 from whowhen.models import ChatRequest, Message, Settings
 from whowhen.schema import PREDICTIONS, to_arrow
 
@@ -215,6 +214,7 @@ def half_request(t: Trajectory, lo: int, mid: int, hi: int, modes: list[str]) ->
     )
 
 
+@PROTOCOLS.register("all_at_once")
 def all_at_once(a: LLMAttributor, t: Trajectory, modes: list[str] | dict[str, str]) -> Conversation:
     mode_ids = list(modes)
     steps = [s for s, _ in t.candidates]
@@ -264,6 +264,7 @@ def _note(fallbacks: int, what: str) -> str:
     return f" [{fallbacks} unusable answer(s) read as {what}]" if fallbacks else ""
 
 
+@PROTOCOLS.register("step_by_step")
 def step_by_step(
     a: LLMAttributor, t: Trajectory, modes: list[str] | dict[str, str]
 ) -> Conversation:
@@ -282,6 +283,7 @@ def step_by_step(
     return Verdict(actor, step, None, reason + _note(scan.fallbacks, "no"), True)
 
 
+@PROTOCOLS.register("binary_search")
 def binary_search(
     a: LLMAttributor, t: Trajectory, modes: list[str] | dict[str, str]
 ) -> Conversation:
@@ -312,6 +314,7 @@ def binary_search(
     return Verdict(actor, step, mode, reason + _note(fallbacks, "the earlier half"), True)
 
 
+@PROTOCOLS.register("hybrid")
 def hybrid(a: LLMAttributor, t: Trajectory, modes: list[str] | dict[str, str]) -> Conversation:
     first = yield from all_at_once(a, t, modes)
     if not first.ok:
@@ -332,14 +335,6 @@ def hybrid(a: LLMAttributor, t: Trajectory, modes: list[str] | dict[str, str]) -
     return Verdict(first.agent, step, first.mode, reason, True)
 
 
-CONVERSATIONS: dict[str, Callable[..., Conversation]] = {
-    "all_at_once": all_at_once,
-    "step_by_step": step_by_step,
-    "binary_search": binary_search,
-    "hybrid": hybrid,
-}
-
-
 def run_protocol(
     runs: pl.DataFrame,
     steps: pl.DataFrame,
@@ -348,7 +343,7 @@ def run_protocol(
     modes: list[str] | dict[str, str],
 ) -> pl.DataFrame:
     """PREDICTIONS rows, one per run (sorted by run_id), with `attributor.protocol`."""
-    protocol = CONVERSATIONS[attributor.protocol]
+    protocol = PROTOCOLS.get(attributor.protocol).converse
     candidates = agent_steps(steps)
     by_run = {k[0]: f for k, f in steps.group_by("run_id")}
     cand_by_run = {k[0]: f for k, f in candidates.group_by("run_id")}
@@ -382,11 +377,7 @@ def attribute_llm(
     (concurrent live calls) or a BatchRunner (OpenAI Batch API): both have
     `complete(requests)` and `stats`. Sequential protocols advance all runs in lockstep,
     one round of concurrent calls at a time."""
-    if attributor.protocol not in PROTOCOLS:
-        raise WhowhenError(
-            f"unknown protocol {attributor.protocol!r}; known: {', '.join(PROTOCOLS)}",
-            field="attribution.llm.protocol",
-        )
+    PROTOCOLS.get(attributor.protocol)  # an unknown protocol: one line naming the known ones
     preds = run_protocol(runs, steps, attributor, client, modes or [])
     log.info(
         "attribution %s (%s, %s): %d predictions, %d parsed, %d calls",

@@ -21,17 +21,17 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from whowhen.attribution.baselines import prediction_row
-from whowhen.registry import BENCHMARKS, MODEL_SYSTEMS, SYSTEMS, get_benchmark, make_system
-from whowhen.replay.classify import classify
-from whowhen.replay.probe import Replay, replay_run
-from whowhen.runtime import Step
-from whowhen.runtime.records import steps_from_frame
+from whowhen.attribution.kinds import ATTRIBUTORS, Attributor, AttributorContext
 from whowhen.schema import PREDICTIONS, to_arrow
+
+if TYPE_CHECKING:
+    from whowhen.replay.probe import Replay
+    from whowhen.runtime import Step
 
 log = logging.getLogger(__name__)
 
@@ -41,14 +41,18 @@ NAME = "counterfactual_oracle"
 def replay_support(run: dict[str, Any], benchmarks: dict[str, Any]) -> str | None:
     """Why `run` cannot be replayed (None when it can): a scripted system on a built-in
     benchmark that this config generates."""
+    # the oracle's entry is read by the report and `whowhen --help`: registering it is cheap
+    # deferred: the registry loads every benchmark package
+    from whowhen.registry import BENCHMARKS, played_by_model, policies
+
     system, bench = run["system"], run["benchmark"]
     if run.get("origin") == "imported":
         return "imported trajectory: no environment to replay"
-    if system in MODEL_SYSTEMS:
+    if played_by_model(system):
         return f"system {system!r} is played by a model: no scripted reference policy"
     if bench not in BENCHMARKS:
         return f"benchmark {bench!r} is not a built-in benchmark: no environment to replay"
-    if bench not in SYSTEMS.get(system, {}):
+    if bench not in policies(system):
         return f"no scripted reference policy for system {system!r} on {bench!r}"
     if bench not in benchmarks:
         return f"benchmark {bench!r} is not in this config's benchmarks section"
@@ -70,6 +74,9 @@ def oracle_attribute(
     section and `seed` its top-level seed (what generated the tasks); the reference and the
     continuation are `make_system(system, benchmark, seed=seed, bench_cfg=...)`, slip-free.
     The predicted mode is the offline classifier's, from the corrected action."""
+    # deferred: the replay machinery (every benchmark's environment) loads when it runs
+    from whowhen.runtime.records import steps_from_frame
+
     by_run = {key[0]: frame for key, frame in steps.group_by("run_id")}
     tasks: dict[str, dict[str, Any]] = {}
     rows = []
@@ -110,6 +117,9 @@ def _task_or_reason(
         why = "the run succeeded: nothing to attribute"
     if why is not None:
         return None, why
+    # deferred: the registry loads every benchmark package (see replay_support)
+    from whowhen.registry import get_benchmark
+
     cfg = benchmarks[run["benchmark"]]
     if run["benchmark"] not in tasks:
         bench = get_benchmark(run["benchmark"], cfg)
@@ -124,6 +134,9 @@ def _record_replay(
     row: dict[str, Any], result: Replay, recorded: list[Step], max_probes: int
 ) -> None:
     """Fill a prediction row from the replay: the decisive (agent, step, mode), or why none."""
+    # deferred: the replay machinery loads when the oracle runs
+    from whowhen.replay.classify import classify
+
     hit = result.decisive
     raw: dict[str, Any] = {"status": result.status, "n_probes": len(result.probes)}
     if hit is None:
@@ -152,6 +165,11 @@ def _replay(
     max_probes: int,
     max_steps: int,
 ) -> Replay:
+    # deferred: the replay machinery and the systems load when the oracle runs
+    from whowhen.assembly import make_system
+    from whowhen.registry import get_benchmark
+    from whowhen.replay.probe import replay_run
+
     bench = get_benchmark(run["benchmark"], cfg)
 
     def policy() -> Any:  # slip-free: the policy that played the injected continuations
@@ -164,3 +182,19 @@ def _replay(
 
 def _empty_row(run_id: str, name: str) -> dict[str, Any]:
     return prediction_row(run_id, name)
+
+
+@ATTRIBUTORS.register(
+    NAME, protocol="oracle", family="replay", section="learned", needs_environment=True
+)
+def _oracle(ctx: AttributorContext) -> Attributor:
+    """The replay oracle with the environment the config made the tasks in."""
+    params = ctx.params
+    return lambda runs, steps: oracle_attribute(
+        runs,
+        steps,
+        params["benchmarks"],
+        params["seed"],
+        params["replay"]["max_probes"],
+        params["replay"]["max_steps"],
+    )

@@ -9,11 +9,20 @@ so the report scores them beside the real ones.
 
 from __future__ import annotations
 
+import logging
 import statistics
 from collections import Counter
 from collections.abc import Callable
 
 import polars as pl
+
+from whowhen.attribution.baselines import agent_steps, predict_each
+from whowhen.attribution.kinds import ATTRIBUTORS, Attributor, AttributorContext
+
+log = logging.getLogger(__name__)
+
+Fitted = Callable[[pl.DataFrame, str], tuple[str, int]]
+"""(agent steps of one run, its system) -> (agent, step)."""
 
 
 def training_rows(
@@ -82,8 +91,58 @@ def length_prior(train: pl.DataFrame) -> Callable[[pl.DataFrame, str], tuple[str
     return predict
 
 
-SHORTCUTS = {
-    "majority_agent": majority_agent,
-    "position_prior": position_prior,
-    "length_prior": length_prior,
+_NO_LABELS = pl.DataFrame(
+    schema={
+        "run_id": pl.String,
+        "split": pl.String,
+        "decisive_agent": pl.String,
+        "decisive_step": pl.Int64,
+    }
+)
+
+
+def shortcut(
+    name: str, fit: Callable[[pl.DataFrame], Fitted], labels: pl.DataFrame | None
+) -> Attributor:
+    """Shortcut predictor `fit` as an attributor: fitted on the train split of `labels`
+    when it runs (no train split: no predictions)."""
+
+    def run(runs: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+        candidates = agent_steps(steps)
+        system_of = dict(zip(runs["run_id"], runs["system"], strict=True))
+        train = training_rows(labels if labels is not None else _NO_LABELS, runs, candidates)
+        fitted = fit(train) if train.height else None
+        if fitted is None:
+            log.warning("%s: no train split to fit on; no predictions", name)
+
+        def pick(frame: pl.DataFrame, _: pl.DataFrame) -> tuple[str, int, str | None] | None:
+            if fitted is None or frame.height == 0:
+                return None
+            return (*fitted(frame, system_of[frame["run_id"][0]]), None)
+
+        return predict_each(name, runs, steps, candidates, pick)
+
+    return run
+
+
+_SHORTCUT = {
+    "protocol": "baseline",
+    "family": "none",
+    "section": "shortcuts",
+    "fitted_on_train": True,
 }
+
+
+@ATTRIBUTORS.register("majority_agent", **_SHORTCUT)
+def _majority_agent(ctx: AttributorContext) -> Attributor:
+    return shortcut("majority_agent", majority_agent, ctx.labels)
+
+
+@ATTRIBUTORS.register("position_prior", **_SHORTCUT)
+def _position_prior(ctx: AttributorContext) -> Attributor:
+    return shortcut("position_prior", position_prior, ctx.labels)
+
+
+@ATTRIBUTORS.register("length_prior", **_SHORTCUT)
+def _length_prior(ctx: AttributorContext) -> Attributor:
+    return shortcut("length_prior", length_prior, ctx.labels)

@@ -9,8 +9,7 @@ import time
 import polars as pl
 
 from whowhen.attribution import tracer
-from whowhen.attribution.factory import llm_attributors, make_attributor
-from whowhen.defaults import filled
+from whowhen.attribution.factory import Attributors
 from whowhen.sampling import stratified_sample
 from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, read_table, write_table
 
@@ -23,9 +22,10 @@ def stage(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> None:
     steps = read_table(inputs["steps"], STEPS)
     labels = read_table(inputs["labels"], LABELS)
     name = wildcards["attributor"]
-    run = make_attributor(name, params, inputs.get("tracer_model") or None, labels)
+    configured = Attributors(params, inputs.get("tracer_model") or None, labels)
+    run = configured.make(name)
     size = params["attribution"]["llm_sample"]
-    if size and name in llm_attributors(params["attribution"]):
+    if size and name in configured.llm:
         runs = sample_runs(runs, labels, size, params["attribution"]["seed"])
         log.info("%s: a sample of %d items (attribution.llm_sample)", name, runs.height)
     write_table(run(runs, steps), PREDICTIONS, outputs["predictions"])
@@ -49,7 +49,7 @@ def tracer_fit(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> No
         read_table(inputs["runs"], RUNS),
         read_table(inputs["steps"], STEPS),
         read_table(inputs["labels"], LABELS),
-        tracer.TracerConfig(**filled("attribution.tracer", params.get("tracer"))),
+        tracer.TracerConfig.of(params.get("tracer")),
     )
     model.save(outputs["model"])
     log.info("%s: fitted in %.1f s", tracer.NAME, time.perf_counter() - started)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,9 @@ import numpy as np
 import polars as pl
 
 from whowhen.attribution.baselines import prediction_row
+from whowhen.attribution.kinds import ATTRIBUTORS, Attributor, AttributorContext
 from whowhen.attribution.tracer_features import DENSE, FEATURE_SETS, Features, build
+from whowhen.defaults import filled
 from whowhen.errors import WhowhenError
 from whowhen.io import atomic_path
 from whowhen.schema import PREDICTIONS, to_arrow
@@ -38,13 +41,22 @@ NAME = "tracer_lite"
 
 @dataclass(frozen=True)
 class TracerConfig:
-    features: str = "transfer"  # transfer (dense, template-independent) | full (+ tokens)
-    dim: int = 2048  # hashed-token buckets (full features only)
-    objective: str = "listwise"  # listwise (softmax over a run's steps) | pointwise
-    iterations: int = 300
-    learning_rate: float = 0.05
-    l2: float = 1e-3
-    seed: int = 0
+    """The fit's settings, config section `attribution.tracer`, whose schema holds the
+    defaults: build one with `TracerConfig.of(section, **overrides)`."""
+
+    features: str  # transfer (dense, template-independent) | full (+ tokens)
+    dim: int  # hashed-token buckets (full features only)
+    objective: str  # listwise (softmax over a run's steps) | pointwise
+    iterations: int
+    learning_rate: float
+    l2: float
+    seed: int
+
+    @classmethod
+    def of(cls, section: Mapping[str, Any] | None = None, **overrides: Any) -> TracerConfig:
+        """`section` (a partial `attribution.tracer`) with `overrides` on top, every key
+        left out taken from the config schema's defaults."""
+        return cls(**filled("attribution.tracer", {**(section or {}), **overrides}))
 
 
 @dataclass
@@ -100,7 +112,7 @@ def fit(
 ) -> TracerModel:
     """Train on the runs whose label is in the train split (nothing else is read from
     `labels`); a run whose gold step is not one of its agent steps is left out."""
-    config = config or TracerConfig()
+    config = config or TracerConfig.of()
     train = labels.filter(pl.col("split") == "train").select("run_id", "decisive_step")
     gold = dict(zip(train["run_id"], train["decisive_step"], strict=True))
     feats = build(runs.filter(pl.col("run_id").is_in(list(gold))), steps, hashed_dim(config))
@@ -204,3 +216,15 @@ def _adam(
     v += 0.001 * grad * grad
     step = lr * (m / (1 - 0.9**it)) / (np.sqrt(v / (1 - 0.999**it)) + 1e-8)
     return w - step[:-1], b - float(step[-1])
+
+
+@ATTRIBUTORS.register(
+    NAME, protocol="trained", family="tracer", section="learned", needs_tracer_model=True
+)
+def _tracer_lite(ctx: AttributorContext) -> Attributor:
+    """tracer-lite with the model the tracer_fit rule fitted on the built train split (every
+    dataset is predicted by the same model)."""
+    if ctx.tracer_model is None:
+        raise WhowhenError("tracer_lite needs its fitted model", field="tracer_model")
+    model = TracerModel.load(ctx.tracer_model)
+    return lambda runs, steps: predict(model, runs, steps)

@@ -19,14 +19,20 @@ PIPELINE_MODEL = Path("results/models/tracer_lite.json")
 
 
 def attributor_names() -> list[str]:
+    """What `--attributor` takes: every registered attributor that runs on a dataset folder
+    (not those that replay runs in their environments), then the LLM protocols."""
     # deferred: a subcommand loads only the code it runs (startup ~1 s, not ~4 s)
-    from whowhen.attribution.llm import PROTOCOLS
-    from whowhen.attribution.offline import ATTRIBUTORS
+    from whowhen.attribution.kinds import ATTRIBUTORS, PROTOCOLS
 
     return [
-        *ATTRIBUTORS,
-        "tracer_lite (--model MODEL.json; default: the pipeline's fitted model)",
-        *(f"{p} (with --model)" for p in PROTOCOLS),
+        *(
+            f"{name} (--model MODEL.json; default: the pipeline's fitted model)"
+            if kind.needs_tracer_model
+            else name
+            for name, kind in ATTRIBUTORS.items()
+            if not kind.needs_environment
+        ),
+        *(f"{p} (with --model)" for p in PROTOCOLS.names()),
     ]
 
 
@@ -135,34 +141,43 @@ def review_import_cmd(args: argparse.Namespace) -> int:
 
 def attribute_cmd(args: argparse.Namespace) -> int:
     # deferred: a subcommand loads only the code it runs (startup ~1 s, not ~4 s)
-    from whowhen.attribution.llm import PROTOCOLS
-    from whowhen.attribution.offline import ATTRIBUTORS, attribute
-    from whowhen.attribution.shortcuts import SHORTCUTS
-    from whowhen.attribution.tracer import NAME as TRACER
+    from whowhen.attribution.kinds import ATTRIBUTORS, PROTOCOLS, AttributorContext
+    from whowhen.defaults import filled
 
     name = args.attributor
-    if name not in (*ATTRIBUTORS, TRACER, *PROTOCOLS):
-        known = ", ".join((*ATTRIBUTORS, TRACER, *PROTOCOLS))
+    runnable = [n for n, kind in ATTRIBUTORS.items() if not kind.needs_environment]
+    if name not in PROTOCOLS and name not in runnable:
+        if name in ATTRIBUTORS:
+            raise WhowhenError(
+                f"--attributor {name!r} replays runs in their benchmarks' environments: it "
+                "runs in the pipeline (snakemake), not on a dataset folder"
+            )
+        known = ", ".join((*runnable, *PROTOCOLS.names()))
         raise WhowhenError(f"--attributor {name!r} is not an attributor; known: {known}")
     tables = _load(args.data)
     if name in PROTOCOLS:
         predictions, name = _attribute_llm(args, tables)
-    elif name == TRACER:
-        predictions = _tracer_predictions(tables["runs"], tables["steps"], args.model)
-    elif args.model:
-        raise WhowhenError(
-            f"--model goes with an LLM protocol ({', '.join(PROTOCOLS)}) or {TRACER}, "
-            f"not with {name!r}"
-        )
-    elif name in SHORTCUTS and not (tables["labels"]["split"] == "train").any():
-        print(
-            f"{name}: nothing written: it is fitted on the dataset's train split, and "
-            f"{args.data} has none (an import's labels are all test)",
-            file=sys.stderr,
-        )
-        return 1
     else:
-        predictions = attribute(tables["runs"], tables["steps"], name, args.seed, tables["labels"])
+        kind = ATTRIBUTORS.get(name)
+        if args.model and not kind.needs_tracer_model:
+            with_model = [n for n, k in ATTRIBUTORS.items() if k.needs_tracer_model]
+            raise WhowhenError(
+                f"--model goes with an LLM protocol ({', '.join(PROTOCOLS.names())}) or "
+                f"{' or '.join(with_model)}, not with {name!r}"
+            )
+        if kind.fitted_on_train and not (tables["labels"]["split"] == "train").any():
+            print(
+                f"{name}: nothing written: it is fitted on the dataset's train split, and "
+                f"{args.data} has none (an import's labels are all test)",
+                file=sys.stderr,
+            )
+            return 1
+        ctx = AttributorContext(
+            {"attribution": filled("attribution", {"seed": args.seed})},
+            _fitted_model(args.model) if kind.needs_tracer_model else None,
+            tables["labels"],
+        )
+        predictions = kind.make(ctx)(tables["runs"], tables["steps"])
     path = inside(Path(args.data) / "predictions", f"{name}.parquet")  # `--name` is free text
     out = write_table(predictions, PREDICTIONS, path)
     print(
@@ -172,12 +187,11 @@ def attribute_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tracer_predictions(
-    runs: pl.DataFrame, steps: pl.DataFrame, model_path: str | None
-) -> pl.DataFrame:
-    """tracer-lite's predictions with a fitted model: `model_path`, else the pipeline's."""
+def _fitted_model(model_path: str | None) -> str:
+    """The fitted tracer model to predict with: `model_path`, else the pipeline's; a model
+    fitted on no run is refused (it would predict nothing)."""
     # deferred: a subcommand loads only the code it runs (numpy model code)
-    from whowhen.attribution.tracer import TracerModel, predict
+    from whowhen.attribution.tracer import TracerModel
 
     path = Path(model_path) if model_path else PIPELINE_MODEL
     if not path.is_file():
@@ -186,10 +200,9 @@ def _tracer_predictions(
             "`whowhen fit DATASET -o MODEL`, and pass --model MODEL",
             path=str(path),
         )
-    model = TracerModel.load(path)
-    if not model.n_train_runs:
+    if not TracerModel.load(path).n_train_runs:
         raise WhowhenError("this tracer-lite model was fitted on no run", path=str(path))
-    return predict(model, runs, steps)
+    return str(path)
 
 
 def _attribute_llm(
@@ -198,7 +211,6 @@ def _attribute_llm(
     import re
 
     # deferred: a subcommand loads only the code it runs (startup ~1 s, not ~4 s)
-    import whowhen.registry  # noqa: F401  registers scripted/standin, the offline stand-in
     from whowhen.attribution.llm import LLMAttributor
     from whowhen.attribution.llm_protocols import attribute_llm
     from whowhen.models import make_runner

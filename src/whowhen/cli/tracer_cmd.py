@@ -45,7 +45,7 @@ def fit_cmd(args: argparse.Namespace) -> int:
 
     tables = _load(args.data)
     labels, what = training_labels(tables["labels"], args.split)
-    config = TracerConfig(features=args.features, seed=args.seed)
+    config = TracerConfig.of(features=args.features, seed=args.seed)
     print(f"tracer_lite ({args.features} features): {labels.height} labels ({what})")
     if args.folds:
         oof = cross_validate(tables["runs"], tables["steps"], labels, config, args.folds)

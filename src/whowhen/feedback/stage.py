@@ -7,12 +7,14 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.attribution.factory import Attributor, llm_runner, make_attributor
+from whowhen.assembly import agent_client
+from whowhen.attribution.factory import Attributors, llm_runner
+from whowhen.attribution.kinds import Attributor
 from whowhen.attribution.llm import LLMAttributor
 from whowhen.feedback.attempts import Setting
 from whowhen.feedback.loop import Context, originals, run_feedback
 from whowhen.io import write_json
-from whowhen.registry import LLM_SYSTEMS, agent_client, get_benchmark
+from whowhen.registry import get_benchmark, played_by
 from whowhen.runtime.infra import check_infra_share
 from whowhen.schema import FEEDBACK, RUNS, STEPS, read_table, write_table
 
@@ -24,10 +26,10 @@ def attributors(
 ) -> dict[str, Attributor]:
     """The configured attributors the sources name, plus `self_critique` for an LLM-played
     system (its own model, the all-at-once protocol)."""
-    named = [*params["attribution"]["attributors"]]
-    named += [item["name"] for item in params["attribution"]["llm"]]
-    out = {n: make_attributor(n, params, tracer_model) for n in sources if n in named}
-    if "self_critique" in sources and system in LLM_SYSTEMS:
+    configured = Attributors(params, tracer_model)
+    named = configured.names()
+    out = {n: configured.make(n) for n in sources if n in named}
+    if "self_critique" in sources and played_by(system) == "model":
         own = LLMAttributor("self_critique", params["agents"]["model"])
         out["self_critique"] = llm_runner(own, params)
     return out
@@ -41,7 +43,7 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     bench = get_benchmark(benchmark, bench_cfg)
     tasks = {t.task_id: t for t in bench.make_tasks(bench_cfg, params["seed"])}
     client = None
-    if system in LLM_SYSTEMS:
+    if played_by(system) == "model":
         client = agent_client(params["agents"], params["llm"], params["models"])
     setting = Setting(
         benchmark,
