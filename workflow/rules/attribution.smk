@@ -25,12 +25,13 @@ rule attribution:
         steps=lambda w: f"{DATASETS[w.dataset]}/steps.parquet",
         labels=lambda w: f"{DATASETS[w.dataset]}/labels.parquet",
         tracer_model=lambda w: (
-            rules.tracer_fit.output.model if w.attributor == "tracer_lite" else []
+            rules.tracer_fit.output.model
+            if attributor_needs(w.attributor, "needs_tracer_model")
+            else []
         ),
     output:
         predictions="results/predictions/{dataset}/{attributor}.parquet",
-    # the oracle is the longest; an import's attributions fill idle cores at the barriers
-    priority: lambda w: 1 if w.attributor == "counterfactual_oracle" else -(w.dataset != "built")
+    priority: attribution_priority  # the replay oracle first; imports fill idle cores
     params:
         attribution=config["attribution"],
         models=config["models"],

@@ -1,6 +1,7 @@
 # Shared helpers: the (benchmark, system) shards, the datasets, and path patterns.
 import os
 
+from whowhen.attribution.kinds import ATTRIBUTORS as ATTRIBUTOR_KINDS
 from whowhen.registry import has_policy, runs_code
 
 # the (benchmark, system) matrix: every configured pair that has a policy (of the
@@ -9,6 +10,23 @@ RUN_BENCHMARKS = sorted(config.get("only_benchmarks") or config["benchmarks"])
 SHARDS = [(b, s) for b in RUN_BENCHMARKS for s in config["systems"] if has_policy(s, b)]
 IMPORTS = {item["name"]: item for item in config["imports"]}
 ATTRIBUTORS = config["attribution"]["attributors"] + [a["name"] for a in config["attribution"]["llm"]]
+
+
+def attributor_needs(name, need):
+    """Whether registered attributor `name` has `need` (`needs_tracer_model`: the fitted
+    model is its input; `needs_environment`: it replays runs, the longest jobs); an LLM
+    attributor (`attribution.llm`) has neither."""
+    return name in ATTRIBUTOR_KINDS and getattr(ATTRIBUTOR_KINDS.get(name), need)
+
+
+def attribution_priority(wildcards):
+    """The replay oracle first (the longest jobs); an import's attributions fill idle cores
+    at the barriers."""
+    if attributor_needs(wildcards.attributor, "needs_environment"):
+        return 1
+    return -(wildcards.dataset != "built")
+
+
 # the feedback loop's shards: the configured pairs it reruns (config `feedback`)
 FEEDBACK_SHARDS = [
     (b, s)

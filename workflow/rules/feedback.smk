@@ -8,7 +8,7 @@ rule feedback:
         steps="results/rollouts/{benchmark}/{system}/steps.parquet",
         tracer_model=(
             rules.tracer_fit.output.model
-            if "tracer_lite" in config["feedback"]["sources"]
+            if any(attributor_needs(s, "needs_tracer_model") for s in config["feedback"]["sources"])
             else []
         ),
     output:
