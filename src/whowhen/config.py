@@ -8,10 +8,11 @@ from typing import Any
 
 import jsonschema
 
-from whowhen.attribution.kinds import ATTRIBUTORS
+from whowhen.attribution.kinds import ATTRIBUTORS, PROTOCOLS
 from whowhen.defaults import fill_defaults, schema
 from whowhen.errors import WhowhenError
 from whowhen.frameworks.systems import missing_extra
+from whowhen.imports.formats import FORMATS
 from whowhen.io import TooLarge, check_values, read_yaml
 from whowhen.registry import BENCHMARKS, SYSTEM_KINDS, played_by, played_by_model, policies
 from whowhen.schema import FEEDBACK_SOURCES_FIXED
@@ -27,6 +28,12 @@ def config_schema() -> dict[str, Any]:
         name: copy.deepcopy(dict(spec.config_schema)) for name, spec in BENCHMARKS.items()
     }
     props["systems"]["items"] = {"enum": list(SYSTEM_KINDS.names())}
+    attribution = props["attribution"]["properties"]
+    attribution["attributors"]["items"] = {"enum": list(ATTRIBUTORS.names())}
+    llm = attribution["llm"]["items"]["properties"]
+    llm["name"]["not"] = {"enum": list(ATTRIBUTORS.names())}
+    llm["protocol"]["enum"] = list(PROTOCOLS.names())
+    props["imports"]["items"]["properties"]["format"]["enum"] = list(FORMATS.names())
     return full
 
 

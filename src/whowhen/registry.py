@@ -77,7 +77,10 @@ class SystemKind:
 
 
 SYSTEM_KINDS: Registry[SystemKind] = Registry(
-    "system", "whowhen.systems", "systems", builtins=("whowhen.frameworks.systems",)
+    "system",
+    "whowhen.systems",
+    "systems",
+    builtins=("whowhen.registry", "whowhen.frameworks.systems"),
 )
 """Every system: the scripted ones and their `llm_` twins (registered by `discover`), the
 framework systems (`whowhen.frameworks.systems`) and plug-ins (entry points)."""
