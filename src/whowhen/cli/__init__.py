@@ -12,6 +12,7 @@ whowhen attribute OUT --attributor NAME    predict (agent, step) for every traje
 whowhen fit DATASET -o MODEL               train tracer-lite on labelled runs (k-fold CV)
 whowhen score OUT                          exact and Who&When-compatible accuracy
 whowhen show RUN_ID                        a readable trajectory, gold and predictions marked
+whowhen list [KIND]                        what a config can name (plug-ins included)
 whowhen check-config [PATH]                validate a pipeline config
 whowhen dvc-yaml [--check]                 regenerate dvc.yaml from the workflow
 whowhen gateway --model ID [--port N]      record your own agent's model calls
@@ -25,7 +26,7 @@ import os
 import sys
 
 from whowhen import __version__
-from whowhen.cli import commands, defaults, import_cmd, scoring, tracer_cmd
+from whowhen.cli import commands, defaults, import_cmd, list_cmd, scoring, tracer_cmd
 from whowhen.defaults import section_defaults
 from whowhen.errors import WhowhenError
 from whowhen.terminal import inert_output
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_score_parser(sub)
     _add_show_parser(sub)
     _add_config_parsers(sub)
+    list_cmd.add_list_parser(sub)
     _add_gateway_parser(sub)
     tracer_cmd.add_fit_parser(sub)
     return parser

@@ -61,7 +61,10 @@ class ImportResult:
                 for name, spec in TABLE_SPECS.items()
             }
         except WhowhenError as exc:
-            self.errors.append(f"{source}: record {record}: {exc}".replace("<memory>: ", ""))
+            text = str(exc)
+            if exc.record is not None and str(exc.record) == str(record):  # named once
+                text = text.replace(f"record {record}: ", "", 1)
+            self.errors.append(f"{source}: record {record}: {text}".replace("<memory>: ", ""))
             return False
         except (pa.ArrowException, UnicodeEncodeError, OverflowError) as exc:
             # a value of the wrong type, text that is not encodable (a lone surrogate from a
