@@ -67,10 +67,18 @@ def _folder(tmp_path: Path, tables: dict[str, pl.DataFrame]) -> Path:
     return tmp_path
 
 
-def test_the_registries_hold_the_names_the_config_schema_lists() -> None:
+def test_the_built_ins_come_first_in_their_modules_order_and_fill_the_schema() -> None:
+    builtins = (
+        *("random", "first_agent_step", "last_agent_step"),
+        *("majority_agent", "position_prior", "length_prior"),
+        *("error_signal", "counterfactual_oracle", "tracer_lite"),
+    )
+    assert ATTRIBUTORS.names()[: len(builtins)] == builtins
+    protocols = ("all_at_once", "step_by_step", "binary_search", "hybrid")
+    assert PROTOCOLS.names()[: len(protocols)] == protocols
     props = config_schema()["properties"]["attribution"]["properties"]
-    assert ATTRIBUTORS.names() == tuple(props["attributors"]["items"]["enum"])
-    assert PROTOCOLS.names() == tuple(props["llm"]["items"]["properties"]["protocol"]["enum"])
+    assert tuple(props["attributors"]["items"]["enum"]) == ATTRIBUTORS.names()
+    assert tuple(props["llm"]["items"]["properties"]["protocol"]["enum"]) == PROTOCOLS.names()
 
 
 def test_a_registered_attributor_runs_through_the_factory(plugin, data) -> None:
