@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -36,6 +37,40 @@ def pipeline(
         **{f"cont_{k}": v for k, v in parts.items()},
         **data,
     }
+
+
+def mock_model_config(
+    url: str,
+    base: dict[str, Any] | None = None,
+    *,
+    benchmarks: dict[str, Any] | None = None,
+    systems: list[str] | None = None,
+    agents: dict[str, Any] | None = None,
+    feedback: dict[str, Any] | None = None,
+    protocol: str = "all_at_once",
+    llm: dict[str, Any] | None = None,
+    native_tools: bool | None = None,
+) -> dict[str, Any]:
+    """A copy of `base` (TINY by default) whose model `mock` is the HTTP stand-in at `url`
+    and whose one LLM attributor is `mock_<protocol>` on it. Each section given replaces
+    the base's (`llm` is merged into it, progress bars off). A team the model plays
+    (`agents`) errs only where the model does: no scripted slips."""
+    config = copy.deepcopy(TINY if base is None else base)
+    for key, value in (("benchmarks", benchmarks), ("systems", systems), ("feedback", feedback)):
+        if value is not None:
+            config[key] = copy.deepcopy(value)
+    if agents is not None:
+        config["agents"] = copy.deepcopy(agents)
+        config["rollouts"]["slip_rate"] = 0.0
+    model = {**config["models"].get("mock", {"id": "openai-compatible/mock"}), "base_url": url}
+    if native_tools is not None:
+        model["native_tools"] = native_tools
+    config["models"] = {**config["models"], "mock": model}
+    config["attribution"]["llm"] = [
+        {"name": f"mock_{protocol}", "model": "mock", "protocol": protocol}
+    ]
+    config["llm"] = {**config["llm"], "progress": False, **(llm or {})}
+    return config
 
 
 def drifting_arithmetic(monkeypatch: Any) -> None:

@@ -4,7 +4,6 @@ a visible feedback message into account; a rerun pays for no call twice."""
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import zlib
@@ -18,7 +17,7 @@ from whowhen.benchmarks.arithmetic.tasks import parse_problem
 from whowhen.standin.responders import default_responder
 from whowhen.standin.server import Behaviour, TestServer
 
-from .conftest import TINY
+from .helpers import mock_model_config
 from .workdir import make_project, snakemake
 
 pytestmark = pytest.mark.slow  # end to end: python -m pytest -m 'not slow' skips it
@@ -57,24 +56,23 @@ def slipping_agent(prompt: str, schema: dict | None) -> str:
     ).join([text.split("Action:", 1)[0] + "Action:", ""])
 
 
+SOURCES = ["none", "self_critique", "first_agent_step", "last_agent_step",
+           "mock_all_at_once", "oracle"]  # fmt: skip
+
+
 def _config(url: str) -> dict:
-    config = copy.deepcopy(TINY)
-    config["benchmarks"] = {"arithmetic": {"n_tasks": 8, "min_ops": 2, "max_ops": 3}}
-    config["systems"] = ["llm_react"]
-    config["rollouts"]["slip_rate"] = 0.0
-    config["models"] = {"mock": {"id": "openai-compatible/mock", "base_url": url}}
-    config["agents"] = {"model": "mock"}
-    config["attribution"]["llm"] = [
-        {"name": "mock_all_at_once", "model": "mock", "protocol": "all_at_once"}
-    ]
-    config["feedback"] = {
-        "benchmarks": ["arithmetic"],
-        "systems": ["llm_react"],
-        "rounds": 2,
-        "sources": ["none", "self_critique", "first_agent_step", "last_agent_step",
-                    "mock_all_at_once", "oracle"],
-    }  # fmt: skip
-    return config
+    return mock_model_config(
+        url,
+        benchmarks={"arithmetic": {"n_tasks": 8, "min_ops": 2, "max_ops": 3}},
+        systems=["llm_react"],
+        agents={"model": "mock"},
+        feedback={
+            "benchmarks": ["arithmetic"],
+            "systems": ["llm_react"],
+            "rounds": 2,
+            "sources": SOURCES,
+        },
+    )
 
 
 def test_feedback_loop_with_an_llm_policy_over_http(tmp_path) -> None:

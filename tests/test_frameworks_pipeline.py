@@ -20,6 +20,7 @@ import pytest
 from whowhen.standin.server import Behaviour, TestServer
 
 from .conftest import ROOT
+from .helpers import mock_model_config
 from .profile_config import merged_profile
 from .workdir import make_project, resume_run, run_artifacts, run_until_killed, snakemake
 
@@ -36,12 +37,14 @@ TARGET = "results/analysis/frameworks.csv"  # the analysis stage: the report and
 
 
 def _config(url: str) -> dict:
-    config = merged_profile(ROOT / "config/profiles/frameworks.yaml")
+    config = mock_model_config(
+        url,
+        merged_profile(ROOT / "config/profiles/frameworks.yaml"),
+        systems=SYSTEMS,
+        llm={"max_concurrency": 1},
+    )
     config["only_benchmarks"] = ["arithmetic"]  # each shard is four jobs, each a start-up
     config["benchmarks"]["arithmetic"] = {"n_tasks": 3, "min_ops": 2, "max_ops": 3}
-    config["systems"] = SYSTEMS
-    config["models"]["mock"]["base_url"] = url
-    config["llm"] = {**config["llm"], "progress": False, "max_concurrency": 1}
     # two of the built-in attributors beside the model's: each is a job of its own, and
     # they read framework runs as they read any others (the profile runs them all)
     config["attribution"]["attributors"] = ["random", "error_signal"]

@@ -4,14 +4,12 @@ and an orchestrator team from rollouts to attribution, and a model that never su
 
 from __future__ import annotations
 
-import copy
-
 import polars as pl
 import pytest
 
 from whowhen.standin.server import Behaviour, TestServer
 
-from .conftest import TINY
+from .helpers import mock_model_config
 from .responders import looping
 from .workdir import make_project, snakemake
 
@@ -19,20 +17,17 @@ pytestmark = pytest.mark.slow
 
 
 def _config(url: str, systems: list[str], benchmarks: dict) -> dict:
-    config = copy.deepcopy(TINY)
-    config["benchmarks"] = benchmarks
-    config["systems"] = systems
-    config["rollouts"]["slip_rate"] = 0.0
-    config["models"] = {
-        "mock": {"id": "openai-compatible/mock", "base_url": url, "native_tools": False}
-    }
-    config["agents"] = {"model": "mock", "controls": 1}
-    config["attribution"]["llm"] = [
-        {"name": "mock_all_at_once", "model": "mock", "protocol": "all_at_once"}
-    ]
-    config["llm"] = {"progress": False, "max_concurrency": 8}
-    config["feedback"] = {"benchmarks": [], "systems": [], "sources": ["none"]}
-    return config
+    """The model plays every agent (one control rerun per flipped item), without native
+    tool calls, and attributes; no feedback pairs."""
+    return mock_model_config(
+        url,
+        benchmarks=benchmarks,
+        systems=systems,
+        agents={"model": "mock", "controls": 1},
+        feedback={"benchmarks": [], "systems": [], "sources": ["none"]},
+        llm={"max_concurrency": 8},
+        native_tools=False,
+    )
 
 
 def test_model_played_teams_run_from_rollouts_to_attribution(tmp_path) -> None:

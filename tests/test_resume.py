@@ -14,6 +14,7 @@ import pytest
 from whowhen.standin.server import Behaviour, TestServer
 
 from .conftest import one_benchmark
+from .helpers import mock_model_config
 from .workdir import (
     make_project,
     resume_run,
@@ -29,13 +30,11 @@ CACHE = ".cache/whowhen/responses"
 
 
 def _config(url: str) -> dict:
-    config = one_benchmark()
-    config["models"] = {"mock": {"id": "openai-compatible/mock", "base_url": url}}
-    config["attribution"]["llm"] = [
-        {"name": "mock_step_by_step", "model": "mock", "protocol": "step_by_step"}
-    ]
-    config["llm"] = {"progress": False, "max_concurrency": 1}  # slow enough to kill mid-way
-    return config
+    """One benchmark; the model attributes one call at a time (slow enough to kill
+    mid-way)."""
+    return mock_model_config(
+        url, one_benchmark(), protocol="step_by_step", llm={"max_concurrency": 1}
+    )
 
 
 def _cached(project: Path) -> int:
