@@ -14,8 +14,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from .conftest import ROOT
+from .conftest import ROOT, one_benchmark
 from .plugin_site import ATTRIBUTOR, FORMAT, SYSTEM, TSV, install, plugin_env
+from .workdir import make_project, snakemake
 
 
 @pytest.fixture(scope="module")
@@ -116,3 +117,40 @@ def test_the_plugin_system_runs_its_rollouts(site: Path, tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out == {"systems": [SYSTEM], "solved": 4, "runs": 4}
+
+
+@pytest.mark.slow
+def test_the_pipeline_and_its_report_take_the_plugins(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One small Snakemake run with the plug-ins named in its config: the system's
+    rollouts, the format's dataset and the attributor's predictions flow through every
+    stage into the report, which pools the attributor by its registered protocol and
+    family."""
+    config = one_benchmark()
+    config["benchmarks"]["arithmetic"]["n_tasks"] = 4
+    config["systems"] = [SYSTEM]
+    config["injection"] = {**config["injection"], "calibrate": 0}
+    config["attribution"]["attributors"] = ["random", ATTRIBUTOR]
+    config["imports"] = [{"name": "team", "format": FORMAT, "path": "steps.tsv"}]
+    project = make_project(tmp_path / "project", config)
+    (project / "steps.tsv").write_text(TSV)
+    monkeypatch.setenv("PYTHONPATH", plugin_env(site)["PYTHONPATH"])
+    done = snakemake(project, "--cores", "2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = pl.read_parquet(
+        project / "results" / "rollouts" / "arithmetic" / SYSTEM / "runs.parquet"
+    )
+    assert set(runs["system"]) == {SYSTEM} and runs.height == 4
+    imported = pl.read_parquet(
+        project / "results" / "predictions" / "team" / f"{ATTRIBUTOR}.parquet"
+    )
+    assert imported.sort("run_id").select("agent", "step").rows() == [("coder", 1), ("planner", 2)]
+    built = pl.read_parquet(project / "results" / "predictions" / "built" / f"{ATTRIBUTOR}.parquet")
+    assert built.height > 0 and built["parse_ok"].all()
+    breakdown = pl.read_csv(project / "results" / "analysis" / "attribution_metrics.csv")
+    pooled = breakdown.filter(pl.col("attributor") == ATTRIBUTOR)
+    assert pooled.height and set(pooled["protocol"]) == {"heuristic"}
+    assert set(pooled["family"]) == {"plugin"}
+    report = (project / "reports" / "report.html").read_text()
+    assert ATTRIBUTOR in report and "team" in report
