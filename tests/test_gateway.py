@@ -224,7 +224,11 @@ def test_the_gateway_command_records_your_own_agent(tmp_path: Path) -> None:
             messages = agent_run(f"http://127.0.0.1:{port}/run/my-run-7/planner/v1")
         finally:
             proc.send_signal(signal.SIGINT)
-            out, err = proc.communicate(timeout=30)
+            try:
+                out, err = proc.communicate(timeout=30)
+            except subprocess.TimeoutExpired:  # never leave a gateway behind
+                proc.kill()
+                out, err = proc.communicate()
     assert proc.returncode == 0, err
     assert messages[-1]["content"] == "The answer is 42."
     lines = (tmp_path / "runs" / "my-run-7.jsonl").read_text().splitlines()
