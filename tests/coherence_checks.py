@@ -23,6 +23,7 @@ import polars as pl
 import pytest
 
 from whowhen.injection.plan import plan_injections, programmatic
+from whowhen.registry import runs_code
 from whowhen.rollouts import run_rollouts
 from whowhen.runtime import Action, Step
 from whowhen.runtime.records import steps_from_rows
@@ -159,6 +160,13 @@ def flagged(contradiction: Checker, replacements: Replacements) -> list[tuple[st
 # --- the tests over them -----------------------------------------------------------------
 
 
+def sandbox_slow(systems: Systems) -> list[Any]:
+    """The systems as test parameters, those whose agents run programs in the sandbox
+    marked slow: a rollout there starts a process per program (tens of seconds for a
+    benchmark's tasks), so the everyday `-m "not slow"` loop leaves them to the full suite."""
+    return [pytest.param(s, marks=pytest.mark.slow) if runs_code(s) else s for s in systems]
+
+
 def reference_test(
     benchmark: str,
     systems: Systems,
@@ -170,7 +178,7 @@ def reference_test(
     """Per system: the reference rollouts have at least `at_least` agent steps and the
     checker flags none of them."""
 
-    @pytest.mark.parametrize("system", systems)
+    @pytest.mark.parametrize("system", sandbox_slow(systems))
     def test(system: str) -> None:
         actions = reference_actions(benchmark, system, n_tasks)
         assert len(actions) >= at_least, (len(actions), at_least)
@@ -189,7 +197,7 @@ def replacement_test(
     """Per system: every source gives replacements, at least `at_least` in all, and the
     checker flags none of them."""
 
-    @pytest.mark.parametrize("system", systems)
+    @pytest.mark.parametrize("system", sandbox_slow(systems))
     def test(system: str) -> None:
         found = [source(system) for source in sources]
         assert all(found), [len(f) for f in found]

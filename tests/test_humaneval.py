@@ -133,6 +133,7 @@ def test_tools() -> None:
     assert env.done and env.evaluate().success and env.evaluate().final_answer == task.answer
 
 
+@pytest.mark.slow  # 164 tasks, each a sandboxed program per test run: the full suite's
 @pytest.mark.parametrize("system", SYSTEMS)
 def test_reference_policies_solve_all_164(system: str) -> None:
     for task in ALL:
