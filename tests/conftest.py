@@ -1,4 +1,4 @@
-"""Shared fixtures: a tiny config and the repository root."""
+"""Shared fixtures: a tiny config, the repository root and one finished small run."""
 
 from __future__ import annotations
 
@@ -49,6 +49,20 @@ def one_benchmark(config: dict[str, Any] | None = None) -> dict[str, Any]:
     return out
 
 
+def small() -> dict[str, Any]:
+    """`one_benchmark()` with one feedback pair: every stage has jobs, few of them. The
+    config of `small_run`, the finished run that tests inspect or rerun from."""
+    out = one_benchmark()
+    out["feedback"] = {
+        **TINY["feedback"],
+        "benchmarks": ["arithmetic"],
+        "systems": ["react", "code_act"],  # code_act: a feedback pair once `systems` names it
+        "rounds": 1,
+        "sources": ["none", "random"],
+    }
+    return out
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Files holding a slow (end-to-end) test run first: with two workers taking whole
     files in collection order (`--dist loadfile`), the long files then run side by side
@@ -63,6 +77,16 @@ def media_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     path = tmp_path_factory.mktemp("media")
     monkeypatch.setenv("WHOWHEN_MEDIA_DIR", str(path))
     return path
+
+
+@pytest.fixture(scope="session")
+def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished `snakemake --cores 2` run of `small()`, built once for the whole test run
+    (all xdist workers share it). Read it in place; to run Snakemake in it, work on a copy
+    (`workdir.copy_run`), which is up to date as it stands."""
+    from .workdir import built_once, finished_run
+
+    return built_once(tmp_path_factory, "small-run", lambda dest: finished_run(dest, small()))
 
 
 @pytest.fixture

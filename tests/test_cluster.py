@@ -2,8 +2,8 @@
 
 Every job is submitted by scripts/local-submit.sh as its own detached process that shares
 nothing with Snakemake but the filesystem, as on SLURM; the results must be the bytes a
-plain `snakemake --cores 2` run writes, and a failed or killed job must fail the run
-instead of leaving it waiting.
+plain `snakemake --cores 2` run of the same config writes (the suite's finished small run),
+and a failed or killed job must fail the run instead of leaving it waiting.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, one_benchmark
-from .workdir import make_project, run, snakemake, start_snakemake
+from .conftest import ROOT, small
+from .workdir import make_project, run, start_snakemake
 
 pytest.importorskip(
     "snakemake_executor_plugin_cluster_generic",
@@ -30,10 +30,11 @@ if not (shutil.which("setsid") and shutil.which("ps")):
 pytestmark = pytest.mark.slow  # end to end: python -m pytest -m 'not slow' skips it
 
 PROFILE = "workflow/profiles/local-cluster"
-# Every sharded stage and the analysis (tables, figures, metrics, report), on one benchmark
-# (two shards). The viewer and notebooks are left out to keep this near a minute on 2
-# cores: each cluster job starts its own Snakemake (~5 s).
-TARGETS = ("attribution_all", "analysis")
+# The analysis (tables, figures, metrics, report: every sharded stage before it) and the
+# manifests, on one benchmark (two shards, one feedback pair): what the default target writes
+# under results/ and reports/figures. The viewer and notebooks are left out to keep this
+# near a minute on 2 cores: each cluster job starts its own Snakemake (~5 s).
+TARGETS = ("analysis", "imports_all", "feedback_all")
 COMPARED = (".parquet", ".json", ".csv", ".yaml", ".png")
 
 
@@ -60,19 +61,18 @@ def _submissions(project: Path) -> list[tuple[str, str]]:
     return [(line.split()[0], line.split()[2]) for line in lines]
 
 
-def test_cluster_run_equals_local_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("WHOWHEN_MEDIA_DIR")  # each project keeps its own results/media
-    config = one_benchmark()
-    cluster = _with_scripts(make_project(tmp_path / "cluster", config))
-    local = make_project(tmp_path / "local", config)
-    # the plain run goes alongside the cluster run, whose jobs mostly wait on start-up
-    plain = start_snakemake(local, "--cores", "2", *TARGETS)
+def test_cluster_run_equals_local_run(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("WHOWHEN_MEDIA_DIR")  # the project keeps its own results/media
+    cluster = _with_scripts(make_project(tmp_path / "cluster", small()))
+    proc = start_snakemake(cluster, "--profile", PROFILE, *TARGETS)
     try:
-        proc = snakemake(cluster, "--profile", PROFILE, *TARGETS)
+        # the plain run, built once for the suite, is built meanwhile if no test has yet:
+        # the cluster's jobs mostly wait on start-up
+        small_run: Path = request.getfixturevalue("small_run")
     finally:
-        plain_log, _ = plain.communicate(timeout=600)
-    assert plain.returncode == 0, plain_log[-3000:]
-    log = proc.stdout + proc.stderr
+        log, _ = proc.communicate(timeout=600)
     assert proc.returncode == 0, log[-3000:]
 
     # every job that is no local rule was submitted, each as its own process
@@ -96,11 +96,11 @@ def test_cluster_run_equals_local_run(tmp_path: Path, monkeypatch: pytest.Monkey
     }  # fmt: skip
 
     files = _outputs(cluster)
-    assert files == _outputs(local)
+    assert files == _outputs(small_run)
     assert len([f for f in files if f.suffix == ".parquet"]) >= 30
     assert Path("results/metrics.json") in files and Path("reports/figures/accuracy.png") in files
     for rel in files:
-        assert (cluster / rel).read_bytes() == (local / rel).read_bytes(), rel
+        assert (cluster / rel).read_bytes() == (small_run / rel).read_bytes(), rel
 
 
 SNAKEFILE = """

@@ -20,8 +20,8 @@ import yaml
 from whowhen import dvcgen
 from whowhen.dvcrules import Rules
 
-from .conftest import ROOT, TINY, one_benchmark
-from .workdir import make_project, run
+from .conftest import ROOT, small
+from .workdir import copy_run, make_project, run
 
 GIT_COMMIT = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm"]
 
@@ -120,22 +120,22 @@ def test_check_names_the_stage_and_the_missing_key(tmp_path, monkeypatch, capsys
 
 @pytest.mark.slow
 def test_an_import_added_to_a_stage_module_becomes_a_dependency_of_that_stage(
-    tmp_path: Path,
+    generated: Path, tmp_path: Path
 ) -> None:
     """The code deps are read from the imports: the imports stage gains trajectory.py (a
     module it never loaded) once its stage module imports it, and no other stage changes."""
-    project = make_project(tmp_path / "proj", TINY)
+    project = copy_run(generated, tmp_path / "proj")
 
-    def generated() -> dict:
-        proc = run([sys.executable, "-m", "whowhen.dvcgen", "--root", str(project)], project)
-        assert proc.returncode == 0, proc.stderr[-2000:]
+    def stages() -> dict:
         return yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
 
-    before = generated()
+    before = stages()
     assert "src/whowhen/trajectory.py" not in before["imports"]["deps"]
     stage = project / "src" / "whowhen" / "imports" / "stage.py"
     stage.write_text(stage.read_text() + "\nfrom whowhen.trajectory import render_trajectory\n")
-    after = generated()
+    proc = run([sys.executable, "-m", "whowhen.dvcgen", "--root", str(project)], project)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    after = stages()
     added = set(after["imports"]["deps"]) - set(before["imports"]["deps"])
     assert added == {"src/whowhen/trajectory.py"}
     assert set(before["imports"]["deps"]) <= set(after["imports"]["deps"])
@@ -144,41 +144,40 @@ def test_an_import_added_to_a_stage_module_becomes_a_dependency_of_that_stage(
     }
 
 
-DVC_CONFIG = one_benchmark()
-DVC_CONFIG["feedback"] = {
-    **TINY["feedback"],
-    "benchmarks": ["arithmetic"],
-    "systems": ["react", "code_act"],  # code_act: a feedback pair once `systems` names it
-    "rounds": 1,
-    "sources": ["none", "random"],
-}
-"""One benchmark, one feedback pair: every stage has jobs, few of them."""
+DVC_CONFIG = small()
+"""One benchmark, one feedback pair: every stage has jobs, few of them (`small_run`'s)."""
 
 
 @pytest.fixture(scope="module")
-def reproduced(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project after one `dvc repro`, committed; each test works on a copy of it (file
-    times kept, so Snakemake and DVC both see it up to date) instead of a pipeline run.
-    Its dvc.yaml is generated for its own config, as a user's is (the edges follow the
-    config: without a tracer_lite feedback source, feedback does not wait for the tracer)."""
-    project = make_project(tmp_path_factory.mktemp("dvc") / "proj", DVC_CONFIG)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.delenv("WHOWHEN_MEDIA_DIR", raising=False)  # results/media is a DVC output
-        for cmd in (
-            [sys.executable, "-m", "whowhen.dvcgen", "--root", str(project)],
-            ["git", "init", "-q"],
-            ["dvc", "init", "-q"],
-            ["dvc", "repro"],
-            ["git", "add", "-A"],
-            [*GIT_COMMIT, "first run"],
-        ):
-            proc = run(cmd, project)
-            assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project of DVC_CONFIG whose dvc.yaml is generated for its own config, as a user's
+    is (the edges follow the config: without a tracer_lite feedback source, feedback does
+    not wait for the tracer)."""
+    project = make_project(tmp_path_factory.mktemp("dvcgen") / "proj", DVC_CONFIG)
+    proc = run([sys.executable, "-m", "whowhen.dvcgen", "--root", str(project)], project)
+    assert proc.returncode == 0, proc.stderr[-2000:]
     return project
 
 
-def _copy(project: Path, dest: Path) -> Path:
-    return Path(shutil.copytree(project, dest, symlinks=True))
+@pytest.fixture(scope="module")
+def reproduced(small_run: Path, generated: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The finished small run as a DVC project, committed: its generated dvc.yaml, and
+    `dvc commit` recording the stages' deps, params and outputs as they stand (what `dvc
+    repro` records after running them; the commands themselves run in
+    test_changing_injection_seed_reruns_injection_onwards_only). Each test works on a copy
+    of it (file times kept, so Snakemake and DVC both see it up to date)."""
+    project = copy_run(small_run, tmp_path_factory.mktemp("dvc") / "proj")
+    shutil.copy2(generated / "dvc.yaml", project / "dvc.yaml")
+    for cmd in (
+        ["git", "init", "-q"],
+        ["dvc", "init", "-q"],
+        ["dvc", "commit", "-f", "-q"],
+        ["git", "add", "-A"],
+        [*GIT_COMMIT, "first run"],
+    ):
+        proc = run(cmd, project)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return project
 
 
 def _set(path: str, value: Any) -> tuple[str, Callable[[dict[str, Any]], None]]:
@@ -305,7 +304,7 @@ def test_every_config_section_reruns_the_stages_snakemake_would(reproduced, tmp_
     downstream of them in dvc.yaml are exactly the stages Snakemake reruns. A key missing
     from a stage's params (the attribution oracle's `replay`) fails the first; a key a
     stage lists but its rules never read fails the second."""
-    project = _copy(reproduced, tmp_path / "proj")
+    project = copy_run(reproduced, tmp_path / "proj")
     owner = _rule_files(project)
     stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
     shutil.copy(project / "config" / "taxonomy.yaml", project / "config" / "taxonomy_copy.yaml")
@@ -336,7 +335,7 @@ def test_changing_injection_seed_reruns_injection_onwards_only(
     reproduced, tmp_path, monkeypatch
 ) -> None:
     monkeypatch.delenv("WHOWHEN_MEDIA_DIR")  # the project's own results/media is a DVC output
-    project = _copy(reproduced, tmp_path / "proj")
+    project = copy_run(reproduced, tmp_path / "proj")
     assert run(["dvc", "status"], project).stdout.strip().endswith("up to date.")
     shown = json.loads(run(["dvc", "metrics", "show", "--json"], project).stdout)
     metrics = shown[""]["data"]["results/metrics.json"]["data"]

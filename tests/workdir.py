@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pytest
 import yaml
+from filelock import FileLock
 
 from whowhen.schema import TIMING_COLUMNS
 
@@ -34,6 +36,49 @@ def make_project(dest: Path, config: dict[str, Any]) -> Path:
             shutil.copy2(src, dest / name)
     (dest / "config" / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     return dest
+
+
+def built_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]
+) -> Path:
+    """The folder `build(folder)` fills, built once for the whole test run. Each pytest-xdist
+    worker is a process of its own with its own session fixtures: they share the run's
+    temporary folder, and the first to take the lock builds while the others wait. A build
+    that failed fails every test that asks for it, with its error, instead of running again."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, above each worker's own
+    folder = base / name
+    failed = base / f"{name}.failed"
+    with FileLock(base / f"{name}.lock"):
+        if failed.exists():
+            pytest.fail(failed.read_text(), pytrace=False)
+        if not (base / f"{name}.done").exists():
+            try:
+                build(folder)
+            except BaseException as exc:
+                failed.write_text(f"building {name} failed: {exc}")
+                raise
+            (base / f"{name}.done").touch()
+    return folder
+
+
+def finished_run(dest: Path, config: dict[str, Any]) -> Path:
+    """A project of `config` after a whole `snakemake --cores 2`, with its media store in
+    results/media (as a user's run, and as DVC tracks it)."""
+    project = make_project(dest, config)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("WHOWHEN_MEDIA_DIR", raising=False)
+        proc = snakemake(project, "--cores", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return project
+
+
+def copy_run(project: Path, dest: Path) -> Path:
+    """A copy of a finished run to rerun from. Snakemake decides what is out of date from
+    file times and its .snakemake metadata: the copy keeps both (copytree's copy2 keeps
+    file times, and each folder's are set after its files), so it is up to date too."""
+    return Path(shutil.copytree(project, dest, symlinks=True))
 
 
 def env() -> dict[str, str]:
