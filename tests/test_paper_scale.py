@@ -3,12 +3,12 @@ dataset with its audit, nothing else, and uncalibrated injection needs no taxono
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 import yaml
 
+from .conftest import one_benchmark
 from .workdir import make_project, snakemake
 
 
@@ -27,8 +27,8 @@ def test_paper_scale_profile_plans_only_the_dataset_stages(root) -> None:
 
 
 @pytest.mark.slow
-def test_a_dataset_build_writes_the_dataset_and_its_audit(tmp_path, tiny_config) -> None:
-    config = json.loads(json.dumps(tiny_config))
+def test_a_dataset_build_writes_the_dataset_and_its_audit(tmp_path) -> None:
+    config = one_benchmark()  # the build's machinery, not the benchmarks
     config["build"] = "dataset"
     config["injection"]["calibrate"] = 0
     project = make_project(tmp_path / "proj", config)
