@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -63,12 +64,42 @@ def small() -> dict[str, Any]:
     return out
 
 
+LONGEST = (
+    "test_local_model.py",  # minutes of a real model on the CPU, where llama.cpp is installed
+    "test_dvc.py",
+    "test_workflow.py",
+    "test_frameworks_pipeline.py",
+    "test_llm_attribution.py",
+    "test_cluster.py",
+    "test_profiles.py",
+    "test_humaneval.py",
+    "test_resume.py",
+    "test_model_pipeline.py",
+)
+"""The longest test files, longest first (alone on 2 cores): they are handed out first."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep the collection order when pytest-xdist hands out whole files: by default it
+    reorders them by their number of tests, which sends the one-test end-to-end files last."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files holding a slow (end-to-end) test run first: with two workers taking whole
-    files in collection order (`--dist loadfile`), the long files then run side by side
+    """The longest files run first (`LONGEST`), then the other files holding a slow
+    (end-to-end) test, then the rest, those with the most tests first: with two workers
+    taking whole files in this order (`--dist loadfile`), the long files run side by side
     and the short ones fill in at the end, instead of one long file running alone last."""
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow_files)  # stable: file order kept
+    tests = Counter(item.path for item in items)
+
+    def rank(item: pytest.Item) -> tuple[int, bool, int]:
+        name = item.path.name
+        first = LONGEST.index(name) if name in LONGEST else len(LONGEST)
+        return first, item.path not in slow_files, -tests[item.path]
+
+    items.sort(key=rank)  # stable: each file's tests keep their order
 
 
 @pytest.fixture(autouse=True)
