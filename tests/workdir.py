@@ -54,6 +54,7 @@ def built_once(
         if failed.exists():
             pytest.fail(failed.read_text(), pytrace=False)
         if not (base / f"{name}.done").exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a worker that died left
             try:
                 build(folder)
             except BaseException as exc:
