@@ -213,7 +213,7 @@ def test_sessions_with_ids_no_url_can_reach_are_refused() -> None:
 
 
 def test_the_gateway_command_names_record_files_only_from_plain_ids(tmp_path: Path) -> None:
-    from whowhen.cli.gateway_cmd import record_path
+    from whowhen.gateway.recording import record_path
 
     assert record_path(tmp_path, "my-run-7") == tmp_path / "my-run-7.jsonl"
     for bad in ("../x", "a/b", "x" * 300, ".hidden", ""):

@@ -20,7 +20,7 @@ from whowhen.imports.common import ImportResult, base_run, step_row
 from whowhen.imports.formats import FORMATS, ImportFormat
 from whowhen.imports.stage import import_dataset
 
-BUILT_IN = ("who_and_when", "jsonl", "parquet", "otel", "inspect")
+BUILT_IN = ("who_and_when", "jsonl", "parquet", "otel", "inspect", "gateway")
 NAME = "plain_lines"
 SEEN: list[dict[str, Any]] = []
 

@@ -16,6 +16,8 @@ whowhen list [KIND]                        what a config can name (plug-ins incl
 whowhen check-config [PATH]                validate a pipeline config
 whowhen dvc-yaml [--check]                 regenerate dvc.yaml from the workflow
 whowhen gateway --model ID [--port N]      record your own agent's model calls
+whowhen record -o REC --model ID -- CMD    run your agent program and record its calls
+whowhen replay REC RUN --at STEP ... -- CMD  rerun a recorded run with one step changed
 """
 
 from __future__ import annotations
@@ -26,7 +28,15 @@ import os
 import sys
 
 from whowhen import __version__
-from whowhen.cli import commands, defaults, import_cmd, list_cmd, scoring, tracer_cmd
+from whowhen.cli import (
+    commands,
+    defaults,
+    import_cmd,
+    list_cmd,
+    record_cmd,
+    scoring,
+    tracer_cmd,
+)
 from whowhen.defaults import section_defaults
 from whowhen.errors import WhowhenError
 from whowhen.terminal import inert_output
@@ -53,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_parsers(sub)
     list_cmd.add_list_parser(sub)
     _add_gateway_parser(sub)
+    record_cmd.add_record_parsers(sub)
     tracer_cmd.add_fit_parser(sub)
     return parser
 
@@ -265,7 +276,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; everything it prints goes out inert (`terminal.inert`): data
     quoted in a trajectory, a table or an error line cannot drive the terminal."""
     with inert_output():
+        argv, program = record_cmd.split_program(sys.argv[1:] if argv is None else list(argv))
         args = build_parser().parse_args(argv)
+        if program is not None:
+            args.command = program
         try:
             code = args.func(args)
             sys.stdout.flush()  # here, not at exit, where a closed pipe would print a traceback

@@ -5,7 +5,9 @@ Each run gets its own sessions; each agent of a run its own base URL,
 
     http://127.0.0.1:<port>/run/<run id>/<agent>/v1
 
-so the gateway knows who made every call without reading the framework's prompts.
+so the gateway knows who made every call without reading the framework's prompts. A
+gateway made for one run (`default_run`, as `whowhen record` makes it) also answers at
+`/v1` and `/agent/<agent>/v1`, and names the agents of `/v1` calls itself (`agents`).
 `POST .../chat/completions` is answered by the run's `Session` (record, replay, inject);
 `GET .../models` lists one placeholder model. The framework's API key is ignored: the
 real key stays with the model client behind the gateway, so the framework (and any code
@@ -24,7 +26,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -37,8 +38,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from whowhen.errors import preview
+from whowhen.gateway.agents import AGENT_HEADER
 from whowhen.gateway.exchange import completion
+from whowhen.gateway.names import check_name
 from whowhen.gateway.serve import BackgroundServer
 from whowhen.gateway.session import FidelityError, ForwardError, Session
 
@@ -48,19 +50,7 @@ MODEL = "whowhen-gateway"
 MAX_BODY_BYTES = 8 * 1024 * 1024
 """The largest request body taken: a long run's whole conversation is well under it."""
 
-_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
-
 log = logging.getLogger(__name__)
-
-
-def check_name(what: str, value: str) -> str:
-    """`value` when it may be a run id or agent name (`what`), else a ValueError naming it."""
-    if not _NAME.fullmatch(value):
-        raise ValueError(
-            f"{what} {preview(value)} must be 1-128 letters, digits, '.', '_' or '-' "
-            "(not starting with '.')"
-        )
-    return value
 
 
 class _Refused(Exception):
@@ -78,11 +68,17 @@ def _json(status: int, body: dict[str, Any]) -> Response:
     return Response(json.dumps(body).encode(), status, media_type="application/json")
 
 
-def _names(request: Request) -> tuple[str, str]:
-    """(run id, agent) of the URL, each checked."""
+def _names(request: Request, default_run: str | None) -> tuple[str, str | None]:
+    """(run id, agent) of the request, each checked: from the URL, else the single run
+    being recorded and the `X-Agent-Name` header (None: the session names the agent)."""
     params = request.path_params
+    run, agent = params.get("run", default_run), params.get("agent")
+    if agent is None:
+        agent = request.headers.get(AGENT_HEADER) or None
     try:
-        return check_name("run id", params["run"]), check_name("agent", params["agent"])
+        if run is None:
+            raise _Refused(404, f"no run or route {request.url.path}", "not_found")
+        return check_name("run id", run), agent and check_name("agent", agent)
     except ValueError as exc:
         raise _Refused(400, str(exc)) from None
 
@@ -143,15 +139,24 @@ class Gateway:
     """`with Gateway() as gw: gw.open(session); url = gw.base_url(run_id, agent)`; one
     per process is enough. The port is bound when it is made, served inside `with`."""
 
-    def __init__(self, port: int = 0, factory: Callable[[str], Session] | None = None) -> None:
+    def __init__(
+        self,
+        port: int = 0,
+        factory: Callable[[str], Session] | None = None,
+        default_run: str | None = None,
+    ) -> None:
         self.sessions: dict[str, Session] = {}
         self.factory = factory  # makes a session for a run id first seen (`whowhen gateway`)
+        self.default_run = default_run  # the run of `/v1` and `/agent/<name>/v1` (record)
         self._lock = threading.Lock()
+        routes = []
+        for prefix in ("/run/{run}/{agent}/v1", "/agent/{agent}/v1", "/v1"):
+            routes += [
+                Route(f"{prefix}/chat/completions", self._chat, methods=["POST"]),
+                Route(f"{prefix}/models", self._models, methods=["GET"]),
+            ]
         app = Starlette(
-            routes=[
-                Route("/run/{run}/{agent}/v1/chat/completions", self._chat, methods=["POST"]),
-                Route("/run/{run}/{agent}/v1/models", self._models, methods=["GET"]),
-            ],
+            routes=routes,
             exception_handlers={HTTPException: self._no_route},
         )
         self._server = BackgroundServer(app, port)
@@ -204,7 +209,7 @@ class Gateway:
 
     async def _models(self, request: Request) -> Response:
         try:
-            run, _ = _names(request)
+            run, _ = _names(request, self.default_run)
         except _Refused as exc:
             return exc.response()
         if await run_in_threadpool(self.session, run) is None:
@@ -213,7 +218,7 @@ class Gateway:
 
     async def _chat(self, request: Request) -> Response:
         try:
-            run, agent = _names(request)
+            run, agent = _names(request, self.default_run)
             body = await _body(request)
         except _Refused as exc:
             return exc.response()
@@ -230,7 +235,7 @@ class Gateway:
         except RecursionError:
             return _Refused(400, "the body is nested too deeply to compare or forward").response()
         except Exception as exc:  # the gateway's own failure: one line, the server goes on
-            line = f"run {run}, agent {agent}: {type(exc).__name__}: {str(exc)[:300]}"
+            line = f"run {run}, agent {agent or '?'}: {type(exc).__name__}: {str(exc)[:300]}"
             log.warning("gateway: %s", line)
             return _json(500, {"error": {"message": line, "type": "gateway"}})
         answer = completion(message, exchange, session.run_id)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from whowhen.gateway.agents import AgentNames
 from whowhen.gateway.exchange import Exchange, assistant_message, first_difference, normalise
 
 
@@ -67,20 +68,28 @@ class Session:
         self.plan = plan or Plan()
         self.listener = listener  # told of every answer before the framework gets it
         self.exchanges: list[Exchange] = []
+        self.first_index = 0  # the index of this session's first call (appending a run)
         self.failure: str | None = None  # the fidelity error that stopped the replay
+        self.model_errors: list[str] = []  # live calls the model failed (not the agent's)
+        self.names = AgentNames()
         self._lock = threading.Lock()
 
-    def answer(self, agent: str, body: dict[str, Any]) -> tuple[Exchange, dict[str, Any]]:
-        """The exchange for this call and the assistant message to send back."""
+    def answer(self, agent: str | None, body: dict[str, Any]) -> tuple[Exchange, dict[str, Any]]:
+        """The exchange for this call and the assistant message to send back; an agent
+        of None is named from the request (`AgentNames`)."""
         with self._lock:
             if self.failure:
                 raise FidelityError(self.failure)
-            index = len(self.exchanges)
+            agent = agent or self.names.name(body)
+            index = self.first_index + len(self.exchanges)
             request = normalise(body, self.plan.volatile)
             try:
                 exchange = self._answer(index, agent, request)
             except FidelityError as exc:
                 self.failure = str(exc)
+                raise
+            except ForwardError as exc:
+                self.model_errors.append(f"call {index} ({agent}): {exc}")
                 raise
             self.exchanges.append(exchange)
             if self.listener is not None:

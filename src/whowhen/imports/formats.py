@@ -45,6 +45,7 @@ FORMATS: Registry[ImportFormat] = Registry(
         "whowhen.imports.generic",
         "whowhen.imports.otel",
         "whowhen.imports.inspect_log",
+        "whowhen.imports.gateway",
     ),
     entry=ImportFormat,
 )

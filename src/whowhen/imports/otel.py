@@ -22,12 +22,11 @@ from typing import Any
 
 from whowhen.errors import WhowhenError
 from whowhen.imports.common import ImportResult, base_run, regular_files, step_row
+from whowhen.imports.conversation import Message, canonical
 from whowhen.imports.formats import FORMATS, entry_file
 from whowhen.imports.labels import read_rows
 from whowhen.imports.otel_messages import (
-    Message,
     agent_name,
-    canonical,
     is_model_span,
     is_tool_span,
     model_messages,

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
+from whowhen.imports.conversation import Message, ToolCall
 from whowhen.imports.otlp import Span
 from whowhen.io import load_json
 
@@ -26,37 +26,6 @@ _OI_MESSAGE = re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$"
 _OL_MESSAGE = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
 _CALL = re.compile(r"^tool_calls\.(\d+)\.(?:tool_call\.)?(?:function\.)?(name|arguments|id)$")
 _PART = re.compile(r"^contents\.(\d+)\.message_content\.(text|type)$")
-
-
-@dataclass
-class ToolCall:
-    id: str | None
-    name: str
-    arguments: Any
-
-
-@dataclass
-class Message:
-    role: str
-    content: str = ""
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    tool_call_id: str | None = None
-    name: str | None = None
-
-    def fingerprint(self) -> str:
-        """Identity across spans: a history message re-sent to the next call is the same."""
-        calls = [(c.id, c.name, canonical(c.arguments)) for c in self.tool_calls]
-        return json.dumps([self.role, self.content, self.tool_call_id, calls])
-
-
-def canonical(arguments: Any) -> str:
-    """Tool arguments as canonical JSON (a JSON string is parsed first)."""
-    if isinstance(arguments, str):
-        try:
-            arguments = load_json(arguments)
-        except ValueError:
-            return json.dumps(arguments)
-    return json.dumps(arguments, sort_keys=True, ensure_ascii=False)
 
 
 def is_model_span(span: Span) -> bool:

@@ -16,10 +16,12 @@ import re
 from typing import Any
 
 from whowhen.agents import protocol
+from whowhen.correction import CORRECTION_MARK
 from whowhen.models.scripted_provider import TURNS
 from whowhen.registry import BENCHMARKS, SYSTEMS, pair_tools
 from whowhen.runtime import Step
 from whowhen.standin.framework_turns import framework_turn
+from whowhen.standin.user_agent import corrector_responder
 from whowhen.tools import calculate
 
 _STEP_LINE = re.compile(r"^\[\s*(\d+)\] ([^\s(:]+)", re.M)
@@ -204,6 +206,17 @@ def generator_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     return json.dumps({"content": content, "arguments": json.loads(text)})
 
 
+def has_role(prompt: str) -> bool:
+    """Whether a prompt asks for one of the stand-in's own roles (below); a request for
+    none of them is a user's own agent (`user_agent`), on the HTTP test server."""
+    return (
+        protocol.RULES_END in prompt
+        or any(mark in prompt for mark in ("Mistake to make:", CORRECTION_MARK))
+        or bool(_JUDGE.search(prompt) or _HALF.search(prompt))
+        or framework_turn(prompt, _known()) is not None
+    )
+
+
 def default_responder(prompt: str, schema: dict[str, Any] | None) -> str:
     """Route by what the request asks for: an agent turn (inside a real framework, or in
     the project's own protocol), an injected error, a step
@@ -215,6 +228,8 @@ def default_responder(prompt: str, schema: dict[str, Any] | None) -> str:
         return agent_responder(prompt, schema)
     if "Mistake to make:" in prompt:
         return generator_responder(prompt, schema)
+    if CORRECTION_MARK in prompt:
+        return corrector_responder(prompt)
     if _JUDGE.search(prompt):
         return judge_responder(prompt, schema)
     if _HALF.search(prompt):

@@ -30,7 +30,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from whowhen.models.scripted_provider import ACTION_LINE, chat_turns, flatten
-from whowhen.standin.responders import attribution_responder, default_responder
+from whowhen.standin import user_agent
+from whowhen.standin.responders import attribution_responder, default_responder, has_role
 
 Responder = Callable[[str, dict[str, Any] | None], str]
 __all__ = [
@@ -58,6 +59,8 @@ class Behaviour:
     batch_polls: int = 1  # polls that see a batch `in_progress` before it completes
     native_tools: bool = True  # answer with tool_calls when tools are offered (False: text)
     seeded: bool = False  # call the responder with the request's seed too (a sampling model)
+    user_agents: bool = True  # play a user's own agent (`user_agent`) on requests of no role
+    slip_rate: float = 0.25  # the share of a user's agent's requests it slips on
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -152,7 +155,10 @@ class _Handler(BaseHTTPRequestHandler):
         fmt = body.get("response_format") or {}
         schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
         behaviour = self.server.behaviour
-        if behaviour.seeded:
+        if (behaviour.user_agents and behaviour.responder is default_responder
+                and user_agent.applies(prompt, schema) and not has_role(prompt)):  # fmt: skip
+            text = user_agent.answer_text(body, behaviour.slip_rate, behaviour.seed)
+        elif behaviour.seeded:
             text = behaviour.responder(prompt, schema, body.get("seed"))  # type: ignore[call-arg]
         else:
             text = behaviour.responder(prompt, schema)
