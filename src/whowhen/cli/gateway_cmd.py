@@ -29,13 +29,14 @@ def gateway_cmd(args: argparse.Namespace) -> int:
         return Session(run_id, forward, listener=Recorder(record_path(out, run_id)))
 
     server = Gateway(args.port, factory=session)
-    print(
-        f"gateway for {args.model} on http://127.0.0.1:{server.port}/run/<run id>/<agent>/v1 "
-        f"(any API key); recording to {out}/<run id>.jsonl; Ctrl-C or SIGTERM stops",
-        flush=True,
-    )
     try:
         with stop_signals(), server:  # served from a background thread; this one waits
+            print(
+                f"gateway for {args.model} on http://127.0.0.1:{server.port}/run/<run id>/"
+                f"<agent>/v1 (any API key); recording to {out}/<run id>.jsonl; Ctrl-C or "
+                "SIGTERM stops",
+                flush=True,
+            )
             while True:  # timed sleeps: a signal is seen even when the server's thread got it
                 time.sleep(0.5)
     except (Interrupted, KeyboardInterrupt):

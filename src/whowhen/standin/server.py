@@ -60,7 +60,7 @@ class Behaviour:
     native_tools: bool = True  # answer with tool_calls when tools are offered (False: text)
     seeded: bool = False  # call the responder with the request's seed too (a sampling model)
     user_agents: bool = True  # play a user's own agent (`user_agent`) on requests of no role
-    slip_rate: float = 0.25  # the share of a user's agent's requests it slips on
+    slip_rate: float = 0.1  # the share of a user's agent's requests it slips on
 
 
 class _Handler(BaseHTTPRequestHandler):
