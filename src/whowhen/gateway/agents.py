@@ -23,7 +23,7 @@ AGENT_HEADER = "x-agent-name"
 _DECLARED = re.compile(
     r"\byou are (?:the |an? )?([a-z][a-z0-9_-]{0,40}?)(?:[ _-]agent)\b", re.IGNORECASE
 )
-_ROLE_NAMED = re.compile(r"\byour (?:name|role) is ([A-Za-z][\w-]{0,40})\b")
+_ROLE_NAMED = re.compile(r"\byour (?:name|role) is ([A-Za-z][\w-]{0,40})\b", re.IGNORECASE)
 
 
 def system_prompt(body: dict[str, Any]) -> str | None:
