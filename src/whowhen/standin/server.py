@@ -367,8 +367,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per call")
     parser.add_argument("--fail-rate", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--slip-rate",
+        type=float,
+        default=Behaviour.slip_rate,
+        help="share of a user's own agent's requests the generic policy slips on",
+    )
     args = parser.parse_args(argv)
-    server = TestServer(Behaviour(args.latency, args.fail_rate, seed=args.seed), args.port)
+    server = TestServer(
+        Behaviour(args.latency, args.fail_rate, seed=args.seed, slip_rate=args.slip_rate),
+        args.port,
+    )
     print(f"test server on {server.url} (Gemini base {server.gemini_url})", flush=True)
     try:
         server.serve_forever()
