@@ -12,6 +12,8 @@ whowhen attribute OUT --attributor NAME    predict (agent, step) for every traje
 whowhen fit DATASET -o MODEL               train tracer-lite on labelled runs (k-fold CV)
 whowhen score OUT                          exact and Who&When-compatible accuracy
 whowhen show RUN_ID                        a readable trajectory, gold and predictions marked
+whowhen runs OUT [--failed]                one line per run: outcome, agents, steps, label
+whowhen view OUT -o DIR                    HTML trajectory pages and an index of the runs
 whowhen list [KIND]                        what a config can name (plug-ins included)
 whowhen check-config [PATH]                validate a pipeline config
 whowhen dvc-yaml [--check]                 regenerate dvc.yaml from the workflow
@@ -34,6 +36,7 @@ from whowhen.cli import (
     import_cmd,
     list_cmd,
     record_cmd,
+    runs_cmd,
     scoring,
     tracer_cmd,
 )
@@ -60,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_attribute_parser(sub)
     _add_score_parser(sub)
     _add_show_parser(sub)
+    runs_cmd.add_runs_parsers(sub)
     _add_config_parsers(sub)
     list_cmd.add_list_parser(sub)
     _add_gateway_parser(sub)
@@ -198,7 +202,11 @@ def _add_attribute_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="attach the steps' images and frames (image and video trajectories)",
     )
-    llm.add_argument("--name", help="attributor name in the outputs (default: PROTOCOL__MODEL)")
+    llm.add_argument(
+        "--name",
+        help="every attributor: its predictions file and name in `score` (default: the "
+        "attributor's; PROTOCOL__MODEL for an LLM protocol)",
+    )
     llm.add_argument(
         "--cache-dir", default=defaults.default_cache_dir(), help=defaults.cache_dir_help()
     )

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import polars as pl
 
-from whowhen.errors import WhowhenError
-from whowhen.io import inside, parse_json
+from whowhen.errors import WhowhenError, preview
+from whowhen.io import inside, parse_json, safe_file_name
 from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, read_table, read_tables, write_table
 from whowhen.terminal import inert
 
@@ -54,10 +54,19 @@ def format_table(frame: pl.DataFrame, digits: int = 3) -> str:
     return "\n".join([lines[0], "-" * len(lines[0]), *lines[1:]])
 
 
+def plural(n: int, word: str) -> str:
+    """`1 run`, `2 runs`."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def _load(data: str | Path) -> dict[str, pl.DataFrame]:
     data = Path(data)
     if not data.is_dir():
         raise WhowhenError("dataset folder not found", path=str(data))
+    if not (data / "runs.parquet").is_file():
+        raise WhowhenError(
+            "not a dataset folder: no runs.parquet (`whowhen import` makes one)", path=str(data)
+        )
     return {
         "runs": read_table(data / "runs.parquet", RUNS),
         "steps": read_table(data / "steps.parquet", STEPS),
@@ -154,6 +163,7 @@ def attribute_cmd(args: argparse.Namespace) -> int:
             )
         known = ", ".join((*runnable, *PROTOCOLS.names()))
         raise WhowhenError(f"--attributor {name!r} is not an attributor; known: {known}")
+    given = _given_name(args.name)
     tables = _load(args.data)
     if name in PROTOCOLS:
         predictions, name = _attribute_llm(args, tables)
@@ -178,13 +188,28 @@ def attribute_cmd(args: argparse.Namespace) -> int:
             tables["labels"],
         )
         predictions = kind.make(ctx)(tables["runs"], tables["steps"])
-    path = inside(Path(args.data) / "predictions", f"{name}.parquet")  # `--name` is free text
+        if given:
+            predictions = predictions.with_columns(pl.lit(given).alias("attributor"))
+            name = given
+    path = inside(Path(args.data) / "predictions", f"{name}.parquet")
     out = write_table(predictions, PREDICTIONS, path)
     print(
         f"{name}: {predictions.height} predictions "
         f"({int((~predictions['parse_ok']).sum())} without a usable answer) -> {out}"
     )
     return 0
+
+
+def _given_name(name: str | None) -> str | None:
+    """`--name` when it can name the predictions file as it is (`score` reads every
+    `predictions/*.parquet` and shows each under its `attributor` column): a plain file
+    name, so two runs of one attributor under two names keep two files."""
+    if name is not None and safe_file_name(name) != name:
+        raise WhowhenError(
+            f"--name {preview(name)}: use letters, digits, '.', '_' and '-' (not first): it "
+            "names the predictions file"
+        )
+    return name
 
 
 def _fitted_model(model_path: str | None) -> str:
@@ -217,7 +242,9 @@ def _attribute_llm(
 
     if not args.model:
         raise WhowhenError(f"{args.attributor} needs --model")
-    name = args.name or re.sub(r"[^a-z0-9_]+", "_", f"{args.attributor}__{args.model}".lower())
+    name = _given_name(args.name) or re.sub(
+        r"[^a-z0-9_]+", "_", f"{args.attributor}__{args.model}".lower()
+    )
     registry = {args.model: {"structured_output": args.structured_output}}
     if args.base_url:
         registry[args.model]["base_url"] = args.base_url
@@ -235,6 +262,12 @@ def _attribute_llm(
     )
     predictions = attribute_llm(tables["runs"], tables["steps"], attributor, client)
     stats = client.stats
+    if stats.errors.get("auth") and not (stats.calls or stats.cache_hits):
+        refusal = predictions.filter(pl.col("raw_output").str.starts_with("auth:"))
+        raise WhowhenError(  # not the attributor's failing: nothing to score
+            f"{args.model}: the server refused every call "
+            f"({preview(refusal['raw_output'][0], 200, quote=False)}); nothing written"
+        )
     print(
         f"{args.model}: {stats.calls} calls, {stats.cache_hits} cache hits, {stats.shared} shared, "
         f"{stats.retries} retries, {stats.failures} failed, ${stats.spent_usd:.4f} spent"
@@ -265,12 +298,9 @@ def show_cmd(args: argparse.Namespace) -> int:
         run = hits.row(0, named=True)
         tables = _load(folder)
         labels = tables["labels"].filter(pl.col("run_id") == run["run_id"])
-        pred_files = sorted((folder / "predictions").glob("*.parquet"))
-        if not pred_files and folder.name == "dataset":
-            pred_files = sorted(Path("results/predictions/built").glob("*.parquet"))
-        elif not pred_files:
-            pred_files = sorted((Path("results/predictions") / folder.name).glob("*.parquet"))
-        preds = read_tables(pred_files, PREDICTIONS).filter(pl.col("run_id") == run["run_id"])
+        preds = read_tables(prediction_files(folder), PREDICTIONS).filter(
+            pl.col("run_id") == run["run_id"]
+        )
         steps = tables["steps"].filter(pl.col("run_id") == run["run_id"])
         print(
             render_trajectory(
@@ -283,6 +313,22 @@ def show_cmd(args: argparse.Namespace) -> int:
         )
         return 0
     raise WhowhenError(f"run {args.run_id!r} not found in {', '.join(map(str, folders))}")
+
+
+def prediction_files(folder: Path) -> list[Path]:
+    """The predictions of a dataset folder: its own `predictions/` (`whowhen attribute`),
+    else, for the pipeline's folders, the pipeline's (`results/dataset` ->
+    `results/predictions/built`, `results/imports/NAME` -> `results/predictions/NAME`)."""
+    own = sorted((folder / "predictions").glob("*.parquet"))
+    if own:
+        return own
+    if folder.name == "dataset":
+        pipeline = folder.parent / "predictions" / "built"
+    elif folder.parent.name == "imports":
+        pipeline = folder.parent.parent / "predictions" / folder.name
+    else:
+        return []
+    return sorted(pipeline.glob("*.parquet"))
 
 
 def _tool_speakers(folder: Path, run: dict, steps: pl.DataFrame) -> list[str]:

@@ -5,16 +5,21 @@ a config `imports:` entry, so the command and the pipeline's stage make one read
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from whowhen.cli.commands import format_table
+import polars as pl
+
+from whowhen.cli.commands import format_table, plural
 from whowhen.defaults import schema
-from whowhen.errors import WhowhenError
+from whowhen.errors import WhowhenError, preview
 from whowhen.imports.formats import FORMATS, ImportFormat
 from whowhen.imports.generic import load_mapping
 from whowhen.imports.stage import import_labelled
+from whowhen.schema import PREDICTIONS, RUNS, STEPS, read_table, write_table
 
 DATASET_NAME = "imported"
 """The dataset name of a command-line import that takes one (a config entry names its own)."""
@@ -177,9 +182,11 @@ def import_cmd(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     if result.n_runs == 0:
         raise WhowhenError(f"nothing imported ({len(result.errors)} bad records)", path=args.path)
+    before = attributor_inputs_of(Path(args.out))
     result.write(args.out)
     result.write_manifest(Path(args.out) / "manifest.json", fmt.name)
     tables = result.tables()
+    dropped = drop_stale_predictions(Path(args.out), before, attributor_inputs(tables))
     by = tables["runs"].group_by("benchmark", "subset").len().sort("benchmark", "subset")
     print(format_table(by.rename({"len": "runs"})))
     print(
@@ -187,4 +194,100 @@ def import_cmd(args: argparse.Namespace) -> int:
         f"skipped {len(result.errors)} -> {args.out}"
         + (f"; {labelled} labelled from {args.labels}" if args.labels else "")
     )
+    if dropped:
+        print(dropped)
     return 1 if args.strict and result.errors else 0
+
+
+RUN_INPUTS = ("question", "gold_answer", "final_answer")
+STEP_INPUTS = ("step", "actor", "role", "kind", "content", "tool", "tool_args", "media")
+"""What an attributor reads of a run: its task and answers, and each step as shown."""
+
+
+def attributor_inputs(tables: dict[str, pl.DataFrame]) -> dict[str, str]:
+    """Run id -> a digest of what an attributor reads of that run (`RUN_INPUTS`,
+    `STEP_INPUTS`): equal digests, equal predictions."""
+    digests = {
+        row[0]: hashlib.sha256(json.dumps(row[1:], default=str).encode())
+        for row in tables["runs"].select("run_id", *RUN_INPUTS).iter_rows()
+    }
+    for row in tables["steps"].sort("run_id", "step").select("run_id", *STEP_INPUTS).iter_rows():
+        if row[0] in digests:
+            digests[row[0]].update(json.dumps(row[1:], default=str).encode())
+    return {run_id: digest.hexdigest() for run_id, digest in digests.items()}
+
+
+def attributor_inputs_of(folder: Path) -> dict[str, str] | None:
+    """`attributor_inputs` of the dataset already in `folder` ({} where there is none);
+    None where its tables cannot be read, so no prediction there can be checked."""
+    if not (folder / "runs.parquet").exists():
+        return {}
+    try:
+        tables = {
+            "runs": read_table(folder / "runs.parquet", RUNS),
+            "steps": read_table(folder / "steps.parquet", STEPS),
+        }
+    except WhowhenError:
+        return None
+    return attributor_inputs(tables)
+
+
+def drop_stale_predictions(
+    folder: Path, before: dict[str, str] | None, after: dict[str, str]
+) -> str | None:
+    """Delete from `folder/predictions/` the rows of every run whose steps (or task) this
+    import changed, or that it no longer has; the line saying so, or None.
+
+    Deleted rather than refused: importing again is how changed traces come in, and
+    refusing would leave the user deleting files by hand. Predictions of unchanged runs
+    stay valid and are kept; the runs dropped count as `missing` in `score`, whose
+    warning names the attributors to run again (an LLM's answers to unchanged prompts
+    come back from the response cache). Kept, they would be scored against steps they
+    were never made on. A file left empty is removed; one that cannot be read is named
+    and left as it is."""
+    files = sorted((folder / "predictions").glob("*.parquet"))
+    stale: set[str] = set()
+    rows = touched = 0
+    for path in files:
+        try:
+            predictions = read_table(path, PREDICTIONS)
+        except WhowhenError as exc:
+            print(f"warning: not checked against the new steps: {exc}", file=sys.stderr)
+            continue
+        old = [
+            r
+            for r in predictions["run_id"].unique().to_list()
+            if before is None or r not in before or before[r] != after.get(r)
+        ]
+        if not old:
+            continue
+        stale.update(old)
+        rows += predictions.filter(pl.col("run_id").is_in(old)).height
+        touched += 1
+        kept = predictions.filter(~pl.col("run_id").is_in(old))
+        if kept.is_empty():
+            path.unlink()
+        else:
+            write_table(kept, PREDICTIONS, path)
+    if not stale:
+        return None
+    changed = sorted(r for r in stale if r in after)
+    gone = sorted(r for r in stale if r not in after)
+    why = []
+    if changed:
+        why.append(f"{plural(len(changed), 'run')} whose steps changed ({_some(changed)})")
+    if gone:
+        why.append(f"{plural(len(gone), 'run')} no longer imported ({_some(gone)})")
+    if before is None:
+        why = [f"{plural(len(stale), 'run')} (the previous tables could not be read)"]
+    return (
+        f"dropped {plural(rows, 'prediction')} of {' and '.join(why)} from "
+        f"{plural(touched, 'file')} in "
+        f"{folder / 'predictions'}: run `whowhen attribute` again for them"
+    )
+
+
+def _some(ids: list[str], shown: int = 3) -> str:
+    """The first `shown` ids, and how many more."""
+    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(preview(i, 40, quote=not i.isprintable()) for i in ids[:shown]) + more

@@ -34,6 +34,12 @@ def score_cmd(args: argparse.Namespace) -> int:
     from whowhen.io import write_json
 
     tables = _load(args.data)
+    if tables["labels"].is_empty():  # every table would be empty: say why instead
+        raise WhowhenError(
+            f"no labels to score against: `whowhen review export {args.data} -o sheet.csv` "
+            "writes a sheet to label, `whowhen import ... --labels sheet.csv` joins it",
+            path=str(Path(args.data) / "labels.parquet"),
+        )
     predictions = _predictions(Path(args.data))
     acc = accuracy(tables["labels"], predictions, tables["runs"], args.tolerance, args.covered_only)
     expected = random_expected(tables["labels"], tables["runs"], tables["steps"])

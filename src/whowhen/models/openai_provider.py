@@ -129,7 +129,9 @@ class OpenAIProvider:
         except openai.APIConnectionError as exc:
             raise provider_cause(exc) or ProviderError("connection", _short(exc)) from None
         except openai.AuthenticationError as exc:
-            raise ProviderError("auth", _short(exc), status=exc.status_code) from None
+            unset = self.spec.unset_key_env()
+            hint = f"no key sent (set {unset}): " if unset else ""
+            raise ProviderError("auth", hint + _short(exc), status=exc.status_code) from None
         except openai.APIStatusError as exc:
             kind = "server" if exc.status_code >= 500 else "bad_request"
             raise ProviderError(

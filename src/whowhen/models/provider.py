@@ -129,6 +129,13 @@ class ModelSpec:
             f"no API key: set the environment variable {env}", field=f"models.{self.model_id}"
         )
 
+    def unset_key_env(self) -> str | None:
+        """The variable the key is read from, when it is not set: a provider that needs no
+        key then sends a placeholder, and a server that wants one refuses it; its error
+        names this variable."""
+        env = self.api_key_env or provider_kind(self.provider).key_env
+        return env if env and not os.environ.get(env) else None
+
     def cache_view(self) -> dict[str, Any]:
         """The model's part of a response-cache key. Its fields are fixed (changing them
         would orphan every cached answer); a provider whose model is code adds its
