@@ -227,3 +227,41 @@ def test_the_gateway_prints_its_summary_on_sigterm(server, tmp_path) -> None:
     out = proc.communicate(timeout=30)[0]
     assert proc.returncode == 0
     assert out.strip() == "0 calls, 0 cache hits, $0.0000 spent"
+
+
+def test_a_gateway_never_merges_two_runs_and_its_runs_import_with_outcomes(
+    server, tmp_path, capsys
+) -> None:
+    import openai
+
+    runs = tmp_path / "runs"
+    for attempt in (1, 2):
+        proc = subprocess.Popen(
+            [WHOWHEN, "gateway", *MODEL, "--base-url", server.url, "--port", "0", "--record",
+             str(runs), "--cache-dir", str(tmp_path / "cache")],
+            stdout=subprocess.PIPE, text=True, cwd=tmp_path,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        port = proc.stdout.readline().split("http://127.0.0.1:", 1)[1].split("/", 1)[0]
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/run/run-1/helper/v1",
+                               api_key="x", max_retries=0)  # fmt: skip
+        try:
+            hello = [{"role": "user", "content": "hi"}]
+            if attempt == 1:
+                client.chat.completions.create(model="m", messages=hello)
+            else:  # the same fixed run id in a second gateway: refused, not appended
+                with pytest.raises(openai.ConflictError, match="run run-1 is already recorded"):
+                    client.chat.completions.create(model="m", messages=hello)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=30)
+    assert len(read_recording(runs / "run-1.jsonl").exchanges) == 1
+    capsys.readouterr()
+    assert main(["import", "gateway", str(runs), "-o", str(tmp_path / "none")]) == 1
+    assert "run run-1: no outcome" in capsys.readouterr().err
+    outcomes = tmp_path / "outcomes.json"
+    outcomes.write_text('{"run-1": false}')
+    assert main(["import", "gateway", str(runs), "-o", str(tmp_path / "ds"), "--outcomes",
+                 str(outcomes)]) == 0  # fmt: skip
+    [run] = pl.read_parquet(tmp_path / "ds/runs.parquet").to_dicts()
+    assert (run["run_id"], run["success"], run["n_steps"]) == ("run-1", False, 2)

@@ -10,7 +10,7 @@ from pathlib import Path
 from whowhen.gateway.forward import client_forward
 from whowhen.gateway.program import Interrupted, stop_signals
 from whowhen.gateway.recording import Recorder, record_path
-from whowhen.gateway.server import Gateway
+from whowhen.gateway.server import Gateway, RunTaken
 from whowhen.gateway.session import Session
 
 
@@ -26,7 +26,11 @@ def gateway_cmd(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
 
     def session(run_id: str) -> Session:
-        return Session(run_id, forward, listener=Recorder(record_path(out, run_id)))
+        path = record_path(out, run_id)
+        if path.exists():  # recorded by an earlier gateway: two runs must not merge
+            raise RunTaken(f"run {run_id} is already recorded in {path}: give each run its "
+                           "own id")  # fmt: skip
+        return Session(run_id, forward, listener=Recorder(path))
 
     server = Gateway(args.port, factory=session)
     try:

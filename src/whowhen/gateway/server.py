@@ -53,6 +53,10 @@ MAX_BODY_BYTES = 8 * 1024 * 1024
 log = logging.getLogger(__name__)
 
 
+class RunTaken(ValueError):
+    """A session factory's refusal of a run id (its recording exists already)."""
+
+
 class _Refused(Exception):
     """A request answered with `status` and one error line, before any work."""
 
@@ -222,7 +226,10 @@ class Gateway:
             body = await _body(request)
         except _Refused as exc:
             return exc.response()
-        session = await run_in_threadpool(self.session, run)
+        try:
+            session = await run_in_threadpool(self.session, run)
+        except RunTaken as exc:
+            return _Refused(409, str(exc), "run_taken").response()
         if session is None:
             return _json(404, {"error": {"message": f"no run or route {request.url.path}"}})
         try:

@@ -2,12 +2,13 @@
 
 Steps come in call order. For each call, the input messages its agent's previous call
 did not carry (`conversation.new_inputs`: the task or a hand-off as a `user` step, a
-tool result as an observation of its tool), then its answer: the text as a message
-step, or each tool call as an action step (the first carrying the text). These are the
-rules of the OpenTelemetry importer, so a program recorded both ways imports as the
-same steps. The outcome is the program's (`<run>.run.json`); a run whose outcome is
-unknown (interrupted, cut off, the model failed) is not imported, with one line saying
-why: it is neither a success nor a failure of the agents.
+tool result as an observation of the tool it answers, whether sent as a tool message
+or, as smolagents sends it, as a user message `Observation: ...`), then its answer: the
+text as a message step, or each tool call as an action step (the first carrying the
+text). These are the rules of the OpenTelemetry importer, so a program recorded both
+ways imports as the same steps. The outcome is the program's (`<run>.run.json`); a run
+whose outcome is unknown (interrupted, cut off, the model failed) is not imported, with
+one line saying why: it is neither a success nor a failure of the agents.
 """
 
 from __future__ import annotations
@@ -21,8 +22,16 @@ from whowhen.errors import WhowhenError
 from whowhen.gateway.exchange import Exchange
 from whowhen.gateway.recording import Recording, read_recording, recording_files
 from whowhen.imports.common import ImportResult, base_run, regular_files, step_row
-from whowhen.imports.conversation import Message, ToolCall, canonical, new_inputs
-from whowhen.imports.formats import FORMATS
+from whowhen.imports.conversation import (
+    OBSERVATION_ROLES,
+    Message,
+    OpenCalls,
+    ToolCall,
+    canonical,
+    new_inputs,
+)
+from whowhen.imports.formats import FORMATS, entry_file
+from whowhen.imports.otel import load_outcomes
 from whowhen.schema import canonical_json
 
 BENCHMARK = "gateway"
@@ -80,7 +89,7 @@ def recording_steps(
     steps: list[dict[str, Any]] = []
     sources: list[StepSource | None] = []
     previous: dict[str, list[Message]] = {}  # agent -> its previous call's messages
-    tool_names: dict[str, str] = {}  # tool call id -> tool name
+    open_calls = OpenCalls()  # the tool calls each agent issued, not yet answered
 
     def add(row: dict[str, Any], source: StepSource | None) -> None:
         steps.append(row)
@@ -94,13 +103,14 @@ def recording_steps(
         except (ValueError, TypeError, AttributeError) as exc:
             raise ValueError(f"{where}: {exc}") from None
         for m in new_inputs(previous.get(exchange.agent), messages):
-            if m.role in ("user", "human"):
-                add(step_row(run_id, len(steps), "user", m.content, role=m.role), None)
-            else:
-                tool = tool_names.get(m.tool_call_id or "", m.name or "tool")
+            if m.role in OBSERVATION_ROLES:
+                tool = open_calls.answer(exchange.agent, m)
                 row = step_row(run_id, len(steps), tool, m.content, role="tool", kind="observation")
                 add(row, None)
+            else:
+                add(step_row(run_id, len(steps), "user", m.content, role=m.role), None)
         previous[exchange.agent] = messages
+        open_calls.issue(exchange.agent, answer.tool_calls)
         usage = {
             "tokens_in": exchange.input_tokens,
             "tokens_out": exchange.output_tokens,
@@ -112,8 +122,6 @@ def recording_steps(
             if call is None:
                 row = step_row(run_id, len(steps), exchange.agent, text, role="assistant")
             else:
-                if call.id:
-                    tool_names[call.id] = call.name
                 row = step_row(
                     run_id,
                     len(steps),
@@ -172,8 +180,10 @@ def run_row(rec: Recording, steps: list[dict[str, Any]]) -> dict[str, Any]:
     )
 
 
-def import_gateway(path: str | Path) -> ImportResult:
-    """Every recording in FILE or DIR: one run each (see the module)."""
+def import_gateway(path: str | Path, outcomes: dict[str, bool] | None = None) -> ImportResult:
+    """Every recording in FILE or DIR: one run each (see the module). `outcomes` (run id
+    -> success) gives the outcome of runs recorded without one (`whowhen gateway`
+    serves many runs and cannot know how each ended)."""
     result = ImportResult()
     try:
         files = recording_files(Path(path))
@@ -185,6 +195,11 @@ def import_gateway(path: str | Path) -> ImportResult:
         rec = read_recording(file)
         for error in rec.errors:
             result.fail(error)
+        if outcomes and rec.run_id in outcomes:
+            success = outcomes[rec.run_id]
+            rec.outcome = {**(rec.outcome or {}), "success": success,
+                           "outcome": "success" if success else "failure",
+                           "reason": "outcomes file"}  # fmt: skip
         _add(result, rec)
     return result
 
@@ -200,7 +215,8 @@ def _add(result: ImportResult, rec: Recording) -> None:
         why = (
             f"outcome {outcome.get('outcome')} ({outcome.get('reason')})"
             if outcome
-            else "no outcome: the program did not end under the recorder (cut off?)"
+            else "no outcome (the program did not end under `whowhen record`, or was cut "
+            "off; give one with --outcomes FILE)"
         )
         result.fail(
             f"{source}: {record}: {why}: not imported; its {len(rec.exchanges)} "
@@ -218,12 +234,14 @@ def _add(result: ImportResult, rec: Recording) -> None:
 @FORMATS.register(
     "gateway",
     description="recordings of `whowhen record` / `whowhen gateway`: a run per recording",
+    options=("outcomes",),
     metavar="FILE|DIR",
     path_help="a recording (RUN.jsonl), or a folder of them",
 )
 def read(path: Path, options: dict[str, Any], root: Path | None) -> ImportResult:
-    """An `imports:` entry of this format (no options besides its path)."""
-    return import_gateway(path)
+    """An `imports:` entry of this format: an `outcomes` file (unset: the recordings' own)."""
+    outcomes = options.get("outcomes")
+    return import_gateway(path, load_outcomes(entry_file(root, outcomes)) if outcomes else None)
 
 
 def answer_part(message: dict[str, Any], part: int) -> dict[str, Any]:
