@@ -6,6 +6,7 @@ rule replay:
     input:
         runs=rules.rollouts.output.runs,
         steps=rules.rollouts.output.steps,
+        exchanges=rules.rollouts.output.exchanges,
     output:
         probes="results/replay/{benchmark}/{system}/probes.parquet",
         decisive="results/replay/{benchmark}/{system}/decisive.parquet",
@@ -14,6 +15,9 @@ rule replay:
         seed=config["seed"],
         rollouts=config["rollouts"],
         replay=config["replay"],
+        agents=config["agents"],
+        llm=config["llm"],
+        models=config["models"],
     priority: shard_priority
     log:
         "logs/replay/{benchmark}/{system}.log",

@@ -209,11 +209,31 @@ def framework_warm_start(
     counts as stats, environment, result). Raises WhowhenError when it cannot start."""
     if calls is None or calls.is_empty():
         raise WhowhenError(f"no recorded model calls for run {inj['parent_run_id']}")
-    k = inj["step"]
     replacement = Action.from_json(inj["replacement_action"])
-    plan = injection_plan(framework.adapter, exchanges_from_frame(calls), recorded, k, replacement)
+    run_id = stable_id("injected", inj["injection_id"])
+    return framework_replace(
+        framework, bench, task, recorded, exchanges_from_frame(calls), inj["step"],
+        replacement, run_id, tools,
+    )  # fmt: skip
+
+
+def framework_replace(
+    framework: FrameworkShard,
+    bench: Any,
+    task: Any,
+    recorded: list[Step],
+    calls: list[Exchange],
+    k: int,
+    replacement: Action,
+    run_id: str,
+    tools: Tools,
+) -> tuple[FrameworkAgents, Any, WarmStartResult]:
+    """The recorded run (`recorded` steps, `calls` its model calls) run again as `run_id`
+    with step k replaced by `replacement`: an injected error, or the replay stage's
+    corrected step. (agents with the run's call counts as stats, environment, result)."""
+    plan = injection_plan(framework.adapter, calls, recorded, k, replacement)
     env = bench.make_env(task)
-    run = framework.run(bench, env, stable_id("injected", inj["injection_id"]), tools, plan)
+    run = framework.run(bench, env, run_id, tools, plan)
     agents = replace(framework.agents(), stats=run_stats(run))
     return agents, env, warm_start_result(run, recorded, k)
 

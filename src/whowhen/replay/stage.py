@@ -1,5 +1,9 @@
 """The replay stage over one (benchmark, system) shard: every failed rollout is replayed
-counterfactually; one `decisive` row per failure and every probe are written."""
+counterfactually; one `decisive` row per failure and every probe are written.
+
+A scripted system's reference policy proposes each corrected step (`probe`); a framework
+system's are written by the config's `agents.model` and replayed through the gateway
+(`replay.frameworks`); a model-played (`llm_*`) system's runs are not replayed."""
 
 from __future__ import annotations
 
@@ -8,16 +12,28 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.assembly import make_system
+from whowhen.assembly import agent_client, make_system
 from whowhen.benchmarks.base import Benchmark
+from whowhen.frameworks.stage import is_framework
 from whowhen.operators import slip_model
 from whowhen.registry import get_benchmark, played_by_model
 from whowhen.replay.classify import classify, describe
+from whowhen.replay.frameworks import replay_framework_failures
 from whowhen.replay.probe import Probe, Replay, probe_rows, replay_run
 from whowhen.runtime import Step
 from whowhen.runtime.infra import check_infra_share
 from whowhen.runtime.records import steps_from_frame
-from whowhen.schema import DECISIVE, PROBES, RUNS, STEPS, read_table, to_arrow, write_table
+from whowhen.schema import (
+    DECISIVE,
+    EXCHANGES,
+    PROBES,
+    RUNS,
+    STEPS,
+    empty,
+    read_table,
+    to_arrow,
+    write_table,
+)
 
 log = logging.getLogger(__name__)
 
@@ -31,16 +47,35 @@ def replay_failures(
     max_probes: int,
     max_steps: int,
     slip_kind: str = "operators",
+    exchanges: pl.DataFrame | None = None,
+    models: Any = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(probes, decisive) for the failed runs of one shard. Pure given its arguments.
-    `slip_kind`: the slip model the rollouts used (the agent replays with it)."""
+    """(probes, decisive) for the failed runs of one shard. Pure given its arguments (and,
+    for a framework system, its `models`' answers: the response cache makes a rerun ask
+    nothing). `slip_kind`: the slip model the rollouts used (the agent replays with it).
+    A framework system's runs replay through the gateway from their recorded model calls
+    (`exchanges`), corrected by `models.default` (`replay.frameworks`)."""
     failed = runs.filter(~pl.col("success")).sort("run_id")
     probes: list[dict[str, Any]] = []
     decisive: list[dict[str, Any]] = []
     tasks: dict[tuple[str, str], Any] = {}
+    frameworks = [s for s in sorted(set(failed["system"])) if is_framework(s)]
+    framework = replay_framework_failures(
+        failed.filter(pl.col("system").is_in(frameworks)),
+        steps, exchanges if exchanges is not None else empty(EXCHANGES),
+        bench_cfg, seed, max_probes, max_steps, models,
+    )  # fmt: skip
     for i, run in enumerate(failed.iter_rows(named=True), start=1):
         row = _row(run)
         decisive.append(row)
+        if run["run_id"] in framework:
+            found = framework[run["run_id"]]
+            if isinstance(found, str):
+                row.update(status="skipped", reason=found)
+                continue
+            recorded = steps_from_frame(steps.filter(pl.col("run_id") == run["run_id"]))
+            probes += _record(row, run["run_id"], found, recorded)
+            continue
         if played_by_model(run["system"]):
             row.update(status="skipped", reason="no scripted reference policy for a model run")
             continue
@@ -63,11 +98,7 @@ def replay_failures(
             max_probes,
             max_steps,
         )
-        probes += probe_rows(run["run_id"], result)
-        row.update(status=result.status, reason=result.reason, n_probes=len(result.probes))
-        hit = result.decisive
-        if hit is not None:
-            row.update(_decisive_fields(hit, recorded))
+        probes += _record(row, run["run_id"], result, recorded)
         if i % 25 == 0 or i == failed.height:
             log.info("replay: %d/%d failed runs", i, failed.height)
     return (
@@ -111,6 +142,17 @@ def _replay(
     )
 
 
+def _record(
+    row: dict[str, Any], run_id: str, result: Replay, recorded: list[Step]
+) -> list[dict[str, Any]]:
+    """Fill the run's decisive `row` from its replay; its probes' rows."""
+    row.update(status=result.status, reason=result.reason, n_probes=len(result.probes))
+    hit = result.decisive
+    if hit is not None:
+        row.update(_decisive_fields(hit, recorded))
+    return probe_rows(run_id, result)
+
+
 def _decisive_fields(hit: Probe, recorded: list[Step]) -> dict[str, Any]:
     """The decisive row's step, agent, actions and offline-classified mode for a flip."""
     mode = classify(hit.recorded, hit.corrected, recorded[: hit.step])
@@ -140,6 +182,8 @@ def _row(run: dict[str, Any]) -> dict[str, Any]:
 
 def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
     """Snakemake edge: one (benchmark, system) shard."""
+    framework = is_framework(wildcards["system"])
+    models = agent_client(params["agents"], params["llm"], params["models"]) if framework else None
     probes, decisive = replay_failures(
         read_table(inputs["runs"], RUNS),
         read_table(inputs["steps"], STEPS),
@@ -149,7 +193,11 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
         params["replay"]["max_probes"],
         params["replay"]["max_steps"],
         slip_kind=params["rollouts"].get("slips", "natural"),
+        exchanges=read_table(inputs["exchanges"], EXCHANGES),
+        models=models,
     )
+    if models is not None:
+        log.info("model calls (corrections and live continuations): %s", models.stats.as_dict())
     where = f"replay {wildcards['benchmark']}/{wildcards['system']}"
     counts = decisive["status"].value_counts(sort=True).rows()
     log.info("%s: %s", where, dict(counts))

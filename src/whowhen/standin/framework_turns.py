@@ -18,27 +18,52 @@ One reader per framework format:
   message, then the task and the chat with native tool calls and tool results, named
   speakers as `[name]: ...` once flattened (unnamed assistant turns are the asked
   agent's own).
+
+Like the harness's scripted agents, the stand-in inside a framework can slip
+(`framework_turn`'s `slip_rate`, decided by a hash of the request, so a run slips the
+same way every time): a number in the tool call's arguments mistyped
+(`slips.typo`). That is how a framework system comes to fail naturally under the
+stand-in. Asked to correct one of its steps (`framework_correction`), it answers with
+the reference policy's step for that request, slips off.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
+import random
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from whowhen.agents.protocol import RULES_END
-from whowhen.models.scripted_provider import ACTION_LINE, TURNS
+from whowhen.models.scripted_provider import ACTION_LINE, TURNS, chat_turns, flatten
 from whowhen.runtime import Action, Step
+from whowhen.slips import typo
 
 SMOLAGENTS_TOOL_CALLING = "You are an expert assistant who can solve any task using tool calls."
 SMOLAGENTS_CODE = "You are an expert assistant who can solve any task using code blobs."
 
 
-def framework_turn(prompt: str, known: dict[str, Any]) -> str | None:
-    """The next turn when `prompt` is a known framework's request, else None. `known` is
-    the registry's tables (benchmarks, systems) as `responders` hands them over."""
+Role = tuple[str, str, str]
+"""(system, benchmark, agent)."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A framework's request read back: the role asked, the run so far, and whether the
+    answer is a CodeAgent's (a Thought and a code block)."""
+
+    role: Role
+    steps: list[Step]
+    code: bool = False
+
+
+def read_turn(prompt: str, known: dict[str, Any]) -> Turn | None:
+    """The role and run a known framework's request holds, else None. `known` is the
+    registry's tables (benchmarks, systems) as `responders` hands them over."""
     if prompt.startswith(SMOLAGENTS_TOOL_CALLING):
         return _smolagents_tool_calling(prompt, known)
     if prompt.startswith(SMOLAGENTS_CODE):
@@ -49,11 +74,57 @@ def framework_turn(prompt: str, known: dict[str, Any]) -> str | None:
     if opening is None:
         return None
     size, role = opening
-    return _native_chat(prompt[size + 1 :], role, known)
+    return _native_chat(prompt[size + 1 :], role)
 
 
-Role = tuple[str, str, str]
-"""(system, benchmark, agent)."""
+def framework_turn(
+    prompt: str, known: dict[str, Any], slip_rate: float = 0.0, seed: int = 0
+) -> str | None:
+    """The next turn when `prompt` is a known framework's request, else None: the
+    reference policy's action, mistyped for a seeded share `slip_rate` of requests."""
+    turn = read_turn(prompt, known)
+    if turn is None:
+        return None
+    action = _next_action(turn.role, turn.steps, known)
+    digest = hashlib.sha256(json.dumps([seed, prompt]).encode()).digest()
+    if slip_rate > 0 and int.from_bytes(digest[:8], "big") / 2**64 < slip_rate:
+        action = _slipped(action, random.Random(digest[8:]))
+    return _code_reply(action) if turn.code else _play(action)
+
+
+def framework_correction(body: dict[str, Any], known: dict[str, Any]) -> Action | None:
+    """The reference policy's step for a framework's request `body` (its Chat Completions
+    messages), slips off; None when the request is no known framework role's or the
+    policy cannot act on it."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    turn = read_turn(flatten(chat_turns(messages)), known)
+    if turn is None:
+        return None
+    try:
+        action = _next_action(turn.role, turn.steps, known)
+    except Exception:  # a history the policy cannot read: no reference step
+        return None
+    if turn.code and action.tool is not None:  # a CodeAgent's step is the program it runs
+        return Action(action.actor, action.content, "run_python", {"code": _program(action)})
+    return action
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _slipped(action: Action, rng: random.Random) -> Action:
+    """`action` with the first number in its tool call's arguments mistyped (an action
+    without one is kept as it is)."""
+    text = json.dumps(action.tool_args or {}, sort_keys=True)
+    found = _NUMBER.search(text)
+    if action.tool is None or found is None:
+        return action
+    wrong = typo(found.group(0), rng)
+    try:
+        args = json.loads(text[: found.start()] + wrong + text[found.end() :])
+    except ValueError:
+        return action
+    return Action(action.actor, action.content, action.tool, args)
 
 
 def _longest(benchmarks: dict[str, Any], fits: Callable[[str], bool]) -> tuple[int, Role] | None:
@@ -74,10 +145,9 @@ def _next_action(role: Role, steps: list[Step], known: dict[str, Any]) -> Action
     return known["systems"][system][bench]().next_action(steps)
 
 
-def _play(role: Role, steps: list[Step], known: dict[str, Any]) -> str:
-    """The reference policy's next action after `steps`, as a text-protocol turn (the
-    server turns an `Action:` line into a native tool call when tools are offered)."""
-    action = _next_action(role, steps, known)
+def _play(action: Action) -> str:
+    """`action` as a text-protocol turn (the server turns an `Action:` line into a native
+    tool call when tools are offered)."""
     if action.tool is None:
         return action.content
     return f"{action.content}\nAction: {action.tool}({json.dumps(action.tool_args or {})})"
@@ -87,7 +157,7 @@ _BLOCK = re.compile(r"\n(?=\[[\w-]+\]: |Observation \([\w-]+\): )")
 _NAMED = re.compile(r"^\[([\w-]+)\]: ")
 
 
-def _native_chat(rest: str, role: tuple[str, str, str], known: dict[str, Any]) -> str:
+def _native_chat(rest: str, role: Role) -> Turn:
     """A named-speaker chat with native tool calls: the first message is the task."""
     me = role[2]
     steps: list[Step] = []
@@ -116,7 +186,7 @@ def _native_chat(rest: str, role: tuple[str, str, str], known: dict[str, Any]) -
                 turn(named[1], block[named.end() :])
             elif block:
                 add("user", "message", block[named.end() :] if named else block)
-    return _play(role, steps, known)
+    return Turn(role, steps)
 
 
 def role_in(system_text: str, benchmarks: dict[str, Any]) -> tuple[str, str, str] | None:
@@ -126,7 +196,7 @@ def role_in(system_text: str, benchmarks: dict[str, Any]) -> tuple[str, str, str
     return found[1] if found else None
 
 
-def _smolagents_tool_calling(prompt: str, known: dict[str, Any]) -> str | None:
+def _smolagents_tool_calling(prompt: str, known: dict[str, Any]) -> Turn | None:
     head, _, rest = prompt.partition("\nNew task:\n")
     role = role_in(head, known["benchmarks"])
     if role is None:
@@ -155,7 +225,7 @@ def _smolagents_tool_calling(prompt: str, known: dict[str, Any]) -> str | None:
             add(last_tool, "observation", piece.removeprefix("Observation:\n").strip())
         elif piece.strip():
             add("user", "message", piece.strip())
-    return _play(role, steps, known)
+    return Turn(role, steps)
 
 
 def _calls(text: str) -> list[dict[str, Any]]:
@@ -184,7 +254,7 @@ _CODE_OPEN, _CODE_CLOSE = "<code>", "</code>"
 _LOGS, _LAST = "Observation:\nExecution logs:\n", "Last output from code snippet:"
 
 
-def _smolagents_code(prompt: str, known: dict[str, Any]) -> str | None:
+def _smolagents_code(prompt: str, known: dict[str, Any]) -> Turn | None:
     """A CodeAgent's request: its code blocks are run_python actions, their execution
     logs the observations; smolagents' error feedback is not a step."""
     head, _, rest = prompt.partition("\nNew task:\n")
@@ -211,7 +281,7 @@ def _smolagents_code(prompt: str, known: dict[str, Any]) -> str | None:
             logs = piece.removeprefix(_LOGS)
             logs = logs.rpartition(_LAST)[0] if _LAST in logs else logs
             add("run_python", "observation", logs.removesuffix("\n"))
-    return _code_reply(_next_action(role, steps, known))
+    return Turn(role, steps, code=True)
 
 
 def _thought(text: str, code: bool) -> str:
@@ -228,10 +298,13 @@ def _code_reply(action: Action) -> str:
     thought = f"Thought: {action.content}"
     if action.tool is None:
         return thought
+    return f"{thought}\n{_CODE_OPEN}\n{_program(action)}\n{_CODE_CLOSE}"
+
+
+def _program(action: Action) -> str:
+    """A tool call as a CodeAgent's program: run_python's as it stands, another tool's
+    as a call of that function."""
     args = action.tool_args or {}
-    code = (
-        str(args.get("code", ""))
-        if action.tool == "run_python"
-        else f"{action.tool}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
-    )
-    return f"{thought}\n{_CODE_OPEN}\n{code}\n{_CODE_CLOSE}"
+    if action.tool == "run_python":
+        return str(args.get("code", ""))
+    return f"{action.tool}({', '.join(f'{k}={v!r}' for k, v in args.items())})"

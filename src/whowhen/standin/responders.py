@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from whowhen.agents import protocol
-from whowhen.correction import CORRECTION_MARK
+from whowhen.correction import CORRECTION_MARK, REQUEST_CLOSE, REQUEST_OPEN
 from whowhen.models.scripted_provider import TURNS
 from whowhen.registry import BENCHMARKS, SYSTEMS, pair_tools
 from whowhen.runtime import Step
-from whowhen.standin.framework_turns import framework_turn
+from whowhen.standin.framework_turns import framework_correction, framework_turn
 from whowhen.standin.user_agent import corrector_responder
 from whowhen.tools import calculate
 
@@ -217,10 +218,53 @@ def has_role(prompt: str) -> bool:
     )
 
 
+def correction_responder(prompt: str) -> str:
+    """A corrected step (`whowhen.correction`'s prompt, which carries the agent's request):
+    for a built-in system's role inside a known framework, that role's reference policy's
+    step, slips off (what the stand-in playing it should have done); for any other
+    request, the generic policy's that plays a user's own agent."""
+    start = prompt.rfind(REQUEST_OPEN)
+    end = prompt.find(REQUEST_CLOSE, start)
+    try:
+        body = json.loads(prompt[start + len(REQUEST_OPEN) : end]) if 0 <= start < end else None
+    except ValueError:
+        body = None
+    action = framework_correction(body, _known()) if isinstance(body, dict) else None
+    if action is None:
+        return corrector_responder(prompt)
+    tool = action.tool
+    step = {
+        "content": action.content,
+        "tool": tool,
+        "arguments": action.tool_args if tool else None,
+    }
+    return json.dumps(step, sort_keys=True)
+
+
+def slipping_responder(
+    slip_rate: float, seed: int = 0
+) -> Callable[[str, dict[str, Any] | None], str]:
+    """`default_responder` whose agents inside real frameworks slip on a seeded share
+    `slip_rate` of their turns (`framework_turns`): framework systems that fail now and
+    then, as the scripted systems do, for the test server's `Behaviour.responder`."""
+
+    def respond(prompt: str, schema: dict[str, Any] | None) -> str:
+        if CORRECTION_MARK not in prompt:
+            turn = framework_turn(prompt, _known(), slip_rate, seed)
+            if turn is not None:
+                return turn
+        return default_responder(prompt, schema)
+
+    return respond
+
+
 def default_responder(prompt: str, schema: dict[str, Any] | None) -> str:
-    """Route by what the request asks for: an agent turn (inside a real framework, or in
-    the project's own protocol), an injected error, a step
-    judgment (step_by_step, hybrid), a half (binary_search), or an attribution answer."""
+    """Route by what the request asks for: a corrected step (first: its prompt embeds the
+    agent's request, whatever role that was), an agent turn (inside a real framework, or
+    in the project's own protocol), an injected error, a step judgment (step_by_step,
+    hybrid), a half (binary_search), or an attribution answer."""
+    if CORRECTION_MARK in prompt:
+        return correction_responder(prompt)
     framework = framework_turn(prompt, _known())
     if framework is not None:
         return framework
@@ -228,8 +272,6 @@ def default_responder(prompt: str, schema: dict[str, Any] | None) -> str:
         return agent_responder(prompt, schema)
     if "Mistake to make:" in prompt:
         return generator_responder(prompt, schema)
-    if CORRECTION_MARK in prompt:
-        return corrector_responder(prompt)
     if _JUDGE.search(prompt):
         return judge_responder(prompt, schema)
     if _HALF.search(prompt):
