@@ -124,6 +124,10 @@ def test_blame_finds_the_decisive_step_and_its_labels_score(recorded, server, ca
     capsys.readouterr()
     assert main(["score", str(ds)]) == 0
     assert "error_signal" in capsys.readouterr().out
+    # --max-replays bounds the cost: with none allowed, no program is rerun
+    assert main(["blame", str(tmp / "rec"), FAILING, *_model(server, tmp), "--max-replays",
+                 "0", "--", *command, task, answer]) == 1  # fmt: skip
+    assert f"{FAILING}: capped: 0 replays without a flip; 0 replays" in capsys.readouterr().out
     # a run that succeeded has nothing to blame: one line, exit 1
     assert main(["blame", str(tmp / "rec"), "run-1", *_model(server, tmp), "--", *command,
                  *TASKS[0]]) == 1  # fmt: skip
