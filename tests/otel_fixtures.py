@@ -206,7 +206,8 @@ def smolagents_run(out: Path) -> tuple[str, list[tuple]]:
     """A smolagents `ToolCallingAgent` (a real agent framework) solving a sum with an `add`
     tool against the test server, traced by OpenInference's smolagents instrumentation, in
     a child process. Returns (the task, the steps the agent's own memory holds after the
-    task: per action step its tool calls, then each call's observation)."""
+    task: per action step its tool calls, then each call's observation but the final
+    answer's)."""
     code = "from tests.otel_fixtures import _smolagents_child; _smolagents_child()"
     root = Path(__file__).resolve().parents[1]
     proc = subprocess.run(
@@ -253,8 +254,82 @@ def _smolagents_child() -> None:
         for k, call in enumerate(getattr(step, "tool_calls", None) or []):
             text = (step.model_output_message.content or "") if k == 0 else ""
             did.append(("ToolCallingAgent", "action", text, call.name, call.arguments))
-            did.append((call.name, "observation", str(step.observations), None, None))
+            if call.name != "final_answer":
+                did.append((call.name, "observation", str(step.observations), None, None))
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "trace.json"
         write_otlp_json(exporter.get_finished_spans(), out)
         print(json.dumps({"task": task, "did": did, "trace": out.read_text()}))
+
+
+PROGRAM_TASK = ("Multiply 6 by 7.", "42")
+"""The task `tests/smolagents_program.py` is run on, and the answer it must give."""
+_PROGRAM_CACHE: dict[str, Any] = {}
+
+
+def start_smolagents_program_traces() -> None:
+    """Start the child process of `smolagents_program_traces` now (once), so that it runs
+    while the caller does something else."""
+    if "child" not in _PROGRAM_CACHE:
+        code = "from tests.otel_fixtures import _program_child; _program_child()"
+        root = Path(__file__).resolve().parents[1]
+        _PROGRAM_CACHE["child"] = subprocess.Popen(
+            [sys.executable, "-c", code],
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+
+def smolagents_program_traces(out: Path) -> dict[str, Path]:
+    """`tests/smolagents_program.py` run on `PROGRAM_TASK` against the test server (slips
+    off), once under OpenInference's smolagents instrumentation and once under the GenAI
+    OpenAI instrumentation, in one child process (cached): convention -> its trace file in
+    `out/<convention>/`."""
+    start_smolagents_program_traces()
+    if "made" not in _PROGRAM_CACHE:
+        stdout, stderr = _PROGRAM_CACHE["child"].communicate(timeout=120)
+        assert _PROGRAM_CACHE["child"].returncode == 0, stderr[-3000:]
+        _PROGRAM_CACHE["made"] = json.loads(stdout.strip().splitlines()[-1])
+    files = {}
+    for convention, made in _PROGRAM_CACHE["made"].items():
+        assert made["exit"] == 0, f"the program failed under {convention}"
+        files[convention] = out / convention / "trace.json"
+        files[convention].parent.mkdir(parents=True, exist_ok=True)
+        files[convention].write_text(made["trace"])
+    return files
+
+
+def _program_child() -> None:
+    """In the child process: the program under each instrumentation, printed as one JSON
+    line. GenAI's spans get a root span, as an application that traces its runs makes one
+    (else each model call is a trace of its own); smolagents' instrumentation makes its own
+    agent spans."""
+    from openinference.instrumentation.smolagents import SmolagentsInstrumentor
+
+    from tests import smolagents_program
+
+    made = {}
+    with tempfile.TemporaryDirectory() as tmp, TestServer(Behaviour(slip_rate=0.0)) as srv:
+        os.environ.update(OPENAI_BASE_URL=srv.url, OPENAI_API_KEY="test")
+        with instrumented("genai") as (provider, exporter):
+            with provider.get_tracer("program").start_as_current_span("run"):
+                code = smolagents_program.main(*PROGRAM_TASK)
+            made["genai"] = _exported(exporter, Path(tmp) / "genai.json", code)
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        instrumentor = SmolagentsInstrumentor()
+        instrumentor.instrument(tracer_provider=provider)
+        try:
+            code = smolagents_program.main(*PROGRAM_TASK)
+        finally:
+            instrumentor.uninstrument()
+        made["openinference"] = _exported(exporter, Path(tmp) / "oi.json", code)
+    print(json.dumps(made))
+
+
+def _exported(exporter: InMemorySpanExporter, out: Path, code: int) -> dict[str, Any]:
+    write_otlp_json(exporter.get_finished_spans(), out)
+    return {"trace": out.read_text(), "exit": code}

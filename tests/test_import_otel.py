@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from whowhen.cli import main
-from whowhen.imports.otel import OtelOptions, import_otel, load_outcomes
+from whowhen.imports.otel import OtelOptions, build_run, import_otel, load_outcomes
+from whowhen.imports.otlp import Span
 from whowhen.schema import PREDICTIONS, read_table
 
 from .conftest import ROOT
@@ -56,14 +57,17 @@ def test_the_imported_steps_are_what_the_agents_did(
 def test_a_real_frameworks_trace_imports_as_its_memory_says(tmp_path: Path) -> None:
     """smolagents traced by OpenInference's smolagents instrumentation (agent, chain, LLM
     and tool spans; tool spans without call ids; the tool's schema in `tool.parameters`):
-    the steps are the agent's own memory, the task first."""
+    the steps are the agent's own memory, the task first (the `final_answer` call's
+    result is the answer handed back, no observation)."""
+    pytest.importorskip("smolagents")
+    pytest.importorskip("openinference.instrumentation.smolagents")
     task, did = smolagents_run(tmp_path / "t" / "run.json")
     result = import_otel(tmp_path / "t")
     assert result.errors == []
     steps = _steps(result)
     assert steps[0][:2] == ("user", "message") and steps[0][2].endswith(task)
     assert steps[1:] == did  # the calls with their arguments, each observation after it
-    assert len(did) == 4
+    assert len(did) == 3
 
 
 def test_success_from_an_attribute_or_an_outcomes_file(tmp_path: Path) -> None:
@@ -252,4 +256,140 @@ def test_the_indexed_genai_form_of_older_openllmetry() -> None:
     assert out.content == "I will add them."
     assert [(c.id, c.name, c.arguments) for c in out.tool_calls] == [
         ("call_0", "add", '{"a": 2, "b": 3}')
+    ]
+
+
+# --- what is new in a model call: by position, per agent; tool results consumed once ------
+
+
+def _genai_span(k: int, inputs: list[tuple[str, str]], output: dict, **attrs: str) -> Span:
+    """A GenAI model span, the k-th of its trace: (role, text) in, one message out."""
+    messages = [{"role": r, "parts": [{"type": "text", "content": t}]} for r, t in inputs]
+    return Span(
+        "ab" * 16,
+        f"{k + 1:016x}",
+        None,
+        "chat m",
+        2 * k,
+        2 * k + 1,
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": json.dumps(messages),
+            "gen_ai.output.messages": json.dumps([{"role": "assistant", **output}]),
+            **attrs,
+        },
+    )
+
+
+def _text(content: str) -> dict:
+    return {"parts": [{"type": "text", "content": content}]}
+
+
+def _call(call_id: str, name: str, arguments: dict) -> dict:
+    part = {"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}
+    return {"parts": [part]}
+
+
+def _rebuilt(*spans: Span) -> list[tuple]:
+    errors: list[str] = []
+    _, steps = build_run("ab" * 16, list(spans), OtelOptions(), errors)
+    assert errors == []
+    return [(s["actor"], s["kind"], s["content"], s["tool"]) for s in steps]
+
+
+def test_a_message_sent_twice_is_a_step_each_time() -> None:
+    """A framework that cannot parse its agent's answer sends the same error again on the
+    next turn: both were really sent, both are steps."""
+    task, error = "Add 2 and 3.", "Error: no tool call could be parsed. Call a tool."
+    history = [("system", "Answer with a tool call."), ("user", task)]
+    agent = {"gen_ai.agent.name": "solver"}
+    once = [*history, ("assistant", "It is 5."), ("user", error)]
+    twice = [*once, ("assistant", "It is 5."), ("user", error)]
+    steps = _rebuilt(
+        _genai_span(0, history, _text("It is 5."), **agent),
+        _genai_span(1, once, _text("It is 5."), **agent),
+        _genai_span(2, twice, _text("5"), **agent),
+    )
+    assert [s[2] for s in steps] == [task, "It is 5.", error, "It is 5.", error, "5"]
+    assert [s[0] for s in steps][1::2] == ["solver"] * 3
+
+
+def test_a_tool_result_shown_by_its_span_is_consumed_once() -> None:
+    """A tool span's result is not repeated when the next call carries it; a later call's
+    result with the same text and call id (a server may number each answer's calls from
+    0), which no tool span showed, is still a step."""
+    adder = {"gen_ai.agent.name": "adder"}
+    history = [("system", "Add."), ("user", "Add 2 and 3, twice.")]
+    first = _genai_span(0, history, _call("call_0", "add", {"a": 2, "b": 3}), **adder)
+    tool = Span("ab" * 16, "f" * 16, None, "execute_tool add", 1, 1, {
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "add",
+        "gen_ai.tool.call.id": "call_0", "gen_ai.tool.call.result": "5"})  # fmt: skip
+    second = _genai_span(1, history, _call("call_0", "add", {"a": 3, "b": 2}), **adder)
+    carried = [*json.loads(second.attributes["gen_ai.input.messages"]), _result("call_0", "5")]
+    second.attributes["gen_ai.input.messages"] = json.dumps(carried)
+    third = _genai_span(2, [], _text("5 both times"), **adder)
+    carried += [{"role": "assistant", "parts": []}, _result("call_0", "5")]
+    third.attributes["gen_ai.input.messages"] = json.dumps(carried)
+    assert _rebuilt(first, tool, second, third) == [
+        ("user", "message", "Add 2 and 3, twice.", None),
+        ("adder", "action", "", "add"),
+        ("add", "observation", "5", None),
+        ("adder", "action", "", "add"),
+        ("add", "observation", "5", None),
+        ("adder", "message", "5 both times", None),
+    ]
+
+
+def _result(call_id: str, text: str) -> dict:
+    return {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id,
+                                       "response": text}]}  # fmt: skip
+
+
+def test_smolagents_tool_responses_are_observations_of_the_tool_called() -> None:
+    """OpenInference's smolagents instrumentation records smolagents' own roles: the call
+    as `tool-call` text, the result as `tool-response` "Observation: ...". With no tool
+    span (a managed agent is called without one) the result is that tool's observation."""
+    agent = Span("ab" * 16, "a" * 16, None, "manager.run", 0, 9,
+                 {"openinference.span.kind": "AGENT"})  # fmt: skip
+
+    def llm(k: int, roles_texts: list[tuple[str, str]], out: dict[str, str]) -> Span:
+        attrs = {"openinference.span.kind": "LLM"}
+        for i, (role, text) in enumerate(roles_texts):
+            attrs[f"llm.input_messages.{i}.message.role"] = role
+            attrs[f"llm.input_messages.{i}.message.contents.0.message_content.text"] = text
+        for key, value in out.items():
+            attrs[f"llm.output_messages.0.message.{key}"] = value
+        return Span("ab" * 16, f"{k + 1:016x}", "a" * 16, "OpenAIModel.generate", k, k, attrs)
+
+    history = [("system", "You are the manager agent."), ("user", "New task:\nMultiply 6 by 7.")]
+    calls = {
+        "role": "assistant",
+        "tool_calls.0.tool_call.id": "call_0",
+        "tool_calls.0.tool_call.function.name": "calculator",
+        "tool_calls.0.tool_call.function.arguments": '{"task": "Multiply 6 by 7."}',
+    }
+    answered = [*history, ("tool-call", "Calling tools:\n[...]"),
+                ("tool-response", "Observation:\n42")]  # fmt: skip
+    steps = _rebuilt(agent, llm(1, history, calls), llm(2, answered, {"content": "42"}))
+    assert steps == [
+        ("user", "message", "New task:\nMultiply 6 by 7.", None),
+        ("manager", "action", "", "calculator"),
+        ("calculator", "observation", "42", None),
+        ("manager", "message", "42", None),
+    ]
+
+
+def test_agents_without_agent_spans_are_named_as_the_gateway_names_them() -> None:
+    """No agent span: an agent is named by the role its system prompt declares, the
+    gateway's rule, so a program traced or recorded gets the same agent names; a role
+    written as a str-enum's repr (`MessageRole.USER`) is read as its value."""
+    planner = _genai_span(0, [("MessageRole.SYSTEM", "You are the planner agent."),
+                              ("MessageRole.USER", "9 * 9")], _text("9 * 9"))  # fmt: skip
+    solver = _genai_span(1, [("system", "You are the solver agent."), ("user", "9 * 9")],
+                         _text("81"))  # fmt: skip
+    assert _rebuilt(planner, solver) == [
+        ("user", "message", "9 * 9", None),
+        ("planner", "message", "9 * 9", None),
+        ("user", "message", "9 * 9", None),
+        ("solver", "message", "81", None),
     ]

@@ -2,14 +2,20 @@
 JSON) as runs and steps: one run per trace id.
 
 Steps come in start-time order:
-- a model span gives the agent's *new* output messages (text: a message step; each tool
-  call: an action step) and, before them, the input messages no earlier span showed (the
-  task or a hand-off as `user` steps, a tool result as an observation of that tool);
-  the history a framework re-sends on every call is recognised and not repeated;
+- a model span gives the agent's output messages (text: a message step; each tool call:
+  an action step) and, before them, the input messages its agent's previous model span
+  did not carry (`conversation.new_inputs`, the gateway importer's rule: the task or a
+  hand-off as `user` steps, a tool result as an observation of the tool it answers);
 - a tool span gives the tool's result as an observation (and the call itself as an action
-  when no model output issued it).
+  when no model output issued it), which the next model call carrying that result does
+  not repeat (matched by call id, else by tool and text, each consumed once). A
+  `final_answer` tool's result is the agent's answer handed back, no observation: a
+  recording of the same program never sees it either.
 The agent of a step is the nearest agent the span or its ancestors declare (agent spans,
-`gen_ai.agent.name`, or `agent_attribute`), else `assistant`. Success comes from
+`gen_ai.agent.name`, or `agent_attribute`); else, for a model span, the gateway's name
+for it (`gateway.agents`: the role its system prompt declares, "You are the planner
+agent" -> `planner`, else `agent-1`, `agent-2`, ... by system prompt, `agent` with none),
+and for a tool span, the agent of the latest model span. Success comes from
 `success_attribute` on the trace's spans, or an outcomes file (trace id -> success).
 Runs come without labels; `whowhen import ... --labels FILE` joins them.
 """
@@ -21,8 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from whowhen.errors import WhowhenError
+from whowhen.gateway.agents import AgentNames
 from whowhen.imports.common import ImportResult, base_run, regular_files, step_row
-from whowhen.imports.conversation import Message, canonical
+from whowhen.imports.conversation import (
+    FINAL_ANSWER,
+    OBSERVATION_ROLES,
+    Message,
+    OpenCalls,
+    canonical,
+    new_inputs,
+)
 from whowhen.imports.formats import FORMATS, entry_file
 from whowhen.imports.labels import read_rows
 from whowhen.imports.otel_messages import (
@@ -55,34 +69,41 @@ class _Trace:
     spans: dict[str, Span]
     options: OtelOptions
     steps: list[dict[str, Any]] = field(default_factory=list)
-    seen: set[str] = field(default_factory=set)
-    calls: dict[str, str] = field(default_factory=dict)  # tool call id -> tool name
+    previous: dict[str, list[Message]] = field(default_factory=dict)  # agent -> last inputs
+    open_calls: OpenCalls = field(default_factory=OpenCalls)  # issued, not yet answered
+    # the tool spans' results (call id, tool, text) that no model call has carried yet
+    unread: list[tuple[str | None, str, str]] = field(default_factory=list)
     pending: list[tuple[str | None, str]] = field(default_factory=list)  # issued, not run
+    names: AgentNames = field(default_factory=AgentNames)
+    last_agent: str = "agent"
     tokens: list[int] = field(default_factory=lambda: [0, 0])
 
-    def agent_of(self, span: Span) -> str:
+    def agent_of(self, span: Span) -> str | None:
+        """The agent the span or its nearest ancestor declares, if any."""
         current: Span | None = span
         while current is not None:
             name = agent_name(current, self.options.agent_attribute)
             if name:
                 return name
             current = self.spans.get(current.parent_id or "")
-        return "assistant"
+        return None
 
     def add(self, actor: str, content: str, **kw: Any) -> None:
         self.steps.append(step_row(self.trace_id, len(self.steps), actor, content, **kw))
 
     def model(self, span: Span) -> None:
         inputs, outputs = model_messages(span)
-        agent = self.agent_of(span)
-        for m in inputs:  # system prompts and re-sent assistant turns are not steps
-            if not self._new(m):
-                continue
-            if m.role in ("user", "human"):
+        body = {"messages": [{"role": m.role, "content": m.content} for m in inputs]}
+        agent = self.agent_of(span) or self.names.name(body)
+        self.last_agent = agent
+        for m in new_inputs(self.previous.get(agent), inputs):
+            if m.role not in OBSERVATION_ROLES:
                 self.add("user", m.content, role=m.role)
-            elif m.role == "tool":
-                tool = self.calls.get(m.tool_call_id or "", m.name or "tool")
+                continue
+            tool = self.open_calls.answer(agent, m)
+            if not self._read(m.tool_call_id, tool, m.content):
                 self.add(tool, m.content, role="tool", kind="observation")
+        self.previous[agent] = inputs
         n_in, n_out = _usage(span.attributes)
         self.tokens[0] += n_in
         self.tokens[1] += n_out
@@ -90,9 +111,8 @@ class _Trace:
             usage = {"tokens_in": n_in, "tokens_out": n_out} if k == 0 else {}
             if not m.tool_calls:
                 self._agent_step(agent, m.content, usage)
+            self.open_calls.issue(agent, m.tool_calls)
             for j, call in enumerate(m.tool_calls):
-                if call.id:
-                    self.calls[call.id] = call.name
                 self.pending.append((call.id, call.name))
                 text = m.content if j == 0 else ""
                 self._agent_step(
@@ -119,20 +139,28 @@ class _Trace:
             del self.pending[k]
         return k >= 0
 
-    def _new(self, m: Message) -> bool:
-        """A message no earlier span showed (and remember it)."""
-        key = m.fingerprint()
-        if key in self.seen:
-            return False
-        self.seen.add(key)
-        return True
+    def _read(self, call_id: str | None, tool: str, text: str) -> bool:
+        """Whether a tool span already showed this result (then consumed): the same call
+        id when both have one, else the same tool and text."""
+        for k, (span_id, span_tool, span_text) in enumerate(self.unread):
+            if call_id and span_id:
+                same = call_id == span_id
+            else:
+                same = (tool, text) == (span_tool, span_text)
+            if same:
+                del self.unread[k]
+                return True
+        return False
 
     def tool(self, span: Span) -> None:
         call_id, name, args, result = tool_execution(span)
         if not self._issued(call_id, name):  # the application called it, no model output
-            self.add(self.agent_of(span), "", kind="action", tool=name, tool_args=canonical(args))
+            agent = self.agent_of(span) or self.last_agent
+            self.add(agent, "", kind="action", tool=name, tool_args=canonical(args))
+        if name == FINAL_ANSWER:
+            return
         self.add(name, result, role="tool", kind="observation")
-        self.seen.add(Message("tool", result, tool_call_id=call_id).fingerprint())
+        self.unread.append((call_id, name, result))
 
 
 def _issued_index(pending: list[tuple[str | None, str]], call_id: str | None, name: str) -> int:

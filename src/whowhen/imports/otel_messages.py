@@ -26,6 +26,16 @@ _OI_MESSAGE = re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$"
 _OL_MESSAGE = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
 _CALL = re.compile(r"^tool_calls\.(\d+)\.(?:tool_call\.)?(?:function\.)?(name|arguments|id)$")
 _PART = re.compile(r"^contents\.(\d+)\.message_content\.(text|type)$")
+_ENUM_REPR = re.compile(r"^[A-Z]\w*\.([A-Z][A-Z0-9_]*)$")
+
+
+def role_of(value: Any) -> str:
+    """A message's role; a str-enum member written as its repr ('MessageRole.TOOL_RESPONSE':
+    smolagents' roles through the GenAI OpenAI instrumentation) read as its value
+    ('tool-response')."""
+    role = str(value)
+    m = _ENUM_REPR.match(role)
+    return m.group(1).lower().replace("_", "-") if m else role
 
 
 def is_model_span(span: Span) -> bool:
@@ -84,7 +94,7 @@ def _genai(value: Any, key: str) -> list[Message]:
     for m in value:
         if not isinstance(m, dict) or not isinstance(m.get("role"), str):
             raise ValueError(f"{key}: a message without a role")
-        msg = Message(m["role"], name=m.get("name"))
+        msg = Message(role_of(m["role"]), name=m.get("name"))
         texts = []
         for part in m.get("parts") or []:
             kind = part.get("type") if isinstance(part, dict) else None
@@ -134,7 +144,7 @@ def _message(fields: dict[str, Any]) -> Message:
             str(p.get("text", f"[{p.get('type')}]")) for _, p in sorted(parts.items())
         )
     return Message(
-        role=str(fields.get("role", "assistant")),
+        role=role_of(fields.get("role", "assistant")),
         content="" if content is None else str(content),
         tool_calls=[
             ToolCall(c.get("id"), str(c.get("name", "")), c.get("arguments"))
