@@ -108,7 +108,7 @@ def test_the_command_lines_help_lists_a_registered_format(plug_in: Path, capsys)
         ("--tool-speakers", "A", "who_and_when only"),
         ("--layout", "steps", "jsonl, parquet only"),
         ("--mapping", "m.yaml", "jsonl, parquet only"),
-        ("--outcomes", "o.json", "otel only"),
+        ("--outcomes", "o.json", "otel, gateway only"),
     ],
 )
 def test_another_formats_flag_is_one_line_naming_where_it_applies(
