@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -84,8 +85,15 @@ def _imported(src: Path, path: Path) -> set[str]:
     import is still a dependency): `from a.b import c` names a.b.c when c is a module. A
     module named as text (`"whowhen.frameworks.systems"`: a registry's built-ins, which
     it imports on its first lookup) counts as imported too."""
+    return set(_imported_by(src, path, path.read_text()))
+
+
+@functools.cache
+def _imported_by(src: Path, path: Path, source: str) -> frozenset[str]:
+    """`_imported` of `path` as `source` reads: every stage's closure walks the same modules,
+    each read once per text."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in ast.walk(ast.parse(source, filename=str(path))):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if MODULE_NAME.fullmatch(node.value):
                 found.add(node.value)
@@ -103,7 +111,7 @@ def _imported(src: Path, path: Path) -> set[str]:
             for sub in package.iterdir()
             if (sub / "__init__.py").is_file()
         )
-    return {m for m in found if m.split(".")[0] == PACKAGE and _module_file(src, m)}
+    return frozenset(m for m in found if m.split(".")[0] == PACKAGE and _module_file(src, m))
 
 
 def code_closure(src: Path, entry_files: list[Path]) -> set[Path]:
@@ -126,6 +134,7 @@ def _collapse(root: Path, files: set[Path]) -> list[str]:
     """Relative paths, a folder in place of its files when every .py file below it is
     there (so a stage that loads a whole package depends on the package folder)."""
 
+    @functools.cache  # asked once per file below the folder: list the folder once
     def complete(folder: Path) -> bool:
         return all(f in files for f in folder.rglob("*.py") if "__pycache__" not in f.parts)
 
@@ -174,8 +183,14 @@ def data_files(src: Path, module_file: Path) -> set[Path]:
     """Package files `module_file` opens besides modules: `files("whowhen...").joinpath(...)`
     and `Path(__file__).parent / "x"` / `.with_name("x")` (the price table, the config
     schema, the SQL, a sandboxed helper script), each file or the folder its path names."""
+    return set(_opened_by(src, module_file, module_file.read_text()))
+
+
+@functools.cache
+def _opened_by(src: Path, module_file: Path, source: str) -> frozenset[Path]:
+    """`data_files` of `module_file` as `source` reads (once per text, as `_imported_by`)."""
     found: set[Path] = set()
-    for node in ast.walk(ast.parse(module_file.read_text(), filename=str(module_file))):
+    for node in ast.walk(ast.parse(source, filename=str(module_file))):
         base: Path | None = None
         parts: list[str] = []
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -190,7 +205,7 @@ def data_files(src: Path, module_file: Path) -> set[Path]:
         if base is not None and parts:
             path = base.joinpath(*parts)
             found.add(path if path.exists() else path.parent)
-    return {p for p in found if p.exists() and p != src and p.is_relative_to(src)}
+    return frozenset(p for p in found if p.exists() and p != src and p.is_relative_to(src))
 
 
 def stage_scripts(rules: Rules, stage: str) -> list[Path]:
