@@ -7,14 +7,13 @@ import pytest
 
 from whowhen.analysis import (
     accuracy,
-    accuracy_figure,
     funnel,
     metrics,
-    modes_figure,
     natural_failures_html,
     random_expected,
     render_report,
 )
+from whowhen.analysis.figures import accuracy_figure, modes_figure
 from whowhen.attribution.offline import attribute
 
 LABELS = pl.DataFrame(

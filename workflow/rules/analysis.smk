@@ -1,6 +1,6 @@
 # Stage 6: DuckDB tables and seaborn figures, DVC metrics and plots, the HTML report, one
 # viewer page per labelled trajectory, and the notebooks executed and rendered to HTML.
-from whowhen.analysis.stage import FIGURES, TABLES
+from whowhen.analysis.outputs import FIGURES, TABLES
 
 NOTEBOOKS = ["dataset", "attribution"]
 

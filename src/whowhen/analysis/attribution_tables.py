@@ -15,18 +15,8 @@ from typing import Any
 import polars as pl
 
 from whowhen.analysis.attributor_info import attributor_protocol
+from whowhen.analysis.outputs import ATTRIBUTION_TABLES
 from whowhen.analysis.scores import run_sql
-
-ATTRIBUTION_TABLES = (
-    "cross_modality",
-    "cost_performance",
-    "protocols",
-    "tolerance",
-    "length_accuracy",
-    "delta_step",
-    "mode_confusion",
-)
-"""SQL file names under `sql/`, and the names of the tables and figures built from them."""
 
 
 def attributor_table(

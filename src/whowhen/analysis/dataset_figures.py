@@ -27,8 +27,6 @@ from whowhen.analysis.figures import save_figure
 from whowhen.analysis.scores import run_sql
 from whowhen.attribution.baselines import agent_steps
 
-DATASET_TABLES = ("dataset_stats", "length_distribution", "funnel", "recovery", "drift")
-"""The dataset-side tables and figures, in report order."""
 STATS_PANELS = ("modality", "topology", "category", "system")
 """The dimensions of `dataset_stats` drawn in its figure (2 x 2, in this order)."""
 

@@ -23,11 +23,10 @@ import seaborn as sns
 
 from whowhen.analysis.figures import empty_figure, interval_err, save_figure
 from whowhen.analysis.html import caption, image_html, table_html
+from whowhen.analysis.outputs import FEEDBACK_TABLES
 from whowhen.analysis.scores import run_sql
 from whowhen.runtime.infra import infra_mask
 
-FEEDBACK_TABLES = ("feedback_rounds", "feedback_accuracy")
-"""SQL file names under `sql/`, and the names of the tables and figures built from them."""
 RETRY = "none"
 """The source that gives no feedback: a plain retry with a new seed (the baseline)."""
 FIXED_ORDER = (RETRY, "self_critique", "oracle")

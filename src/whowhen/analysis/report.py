@@ -9,11 +9,10 @@ from typing import Any
 
 import polars as pl
 
-from whowhen.analysis.attribution_tables import ATTRIBUTION_TABLES
 from whowhen.analysis.attributor_info import ATTRIBUTOR_KEYS
 from whowhen.analysis.breakdowns import BOOTSTRAPPED
-from whowhen.analysis.dataset_figures import DATASET_TABLES
 from whowhen.analysis.html import caption, image_html, table_html
+from whowhen.analysis.outputs import ATTRIBUTION_TABLES, DATASET_TABLES
 from whowhen.analysis.viewer import page_name
 from whowhen.attribution.kinds import in_section
 

@@ -13,20 +13,17 @@ import polars as pl
 
 from whowhen.analysis import dataset_figures as dsf
 from whowhen.analysis.attribution_figures import FIGURES as ATTRIBUTION_FIGURES
-from whowhen.analysis.attribution_tables import (
-    ATTRIBUTION_TABLES,
-    attribution_tables,
-    attributor_table,
-)
+from whowhen.analysis.attribution_tables import attribution_tables, attributor_table
 from whowhen.analysis.attributor_info import attributor_info_from_config
 from whowhen.analysis.breakdowns import DEFAULT_BY, attribution_metrics
-from whowhen.analysis.feedback_analysis import FEEDBACK_TABLES, feedback_html, feedback_tables
 from whowhen.analysis.feedback_analysis import FIGURES as FEEDBACK_FIGURES
+from whowhen.analysis.feedback_analysis import feedback_html, feedback_tables
 from whowhen.analysis.figures import accuracy_figure, modes_figure
 from whowhen.analysis.frameworks import frameworks_html, frameworks_table
 from whowhen.analysis.imported import answering, imported_html
 from whowhen.analysis.infra import infra_html, infra_table
 from whowhen.analysis.items import scored_items
+from whowhen.analysis.outputs import FIGURES, TABLES
 from whowhen.analysis.played import played_html, played_table
 from whowhen.analysis.report import (
     built_dataset_html,
@@ -47,7 +44,6 @@ from whowhen.analysis.scores import (
     rerollout_drift,
     timing,
 )
-from whowhen.analysis.viewer import write_viewer
 from whowhen.defaults import filled
 from whowhen.io import atomic_path, write_json, write_text
 from whowhen.schema import (
@@ -67,22 +63,6 @@ from whowhen.schema import (
 )
 
 log = logging.getLogger("whowhen.analysis")
-
-DATASET_TABLES = dsf.DATASET_TABLES
-TABLES = (*DATASET_TABLES, *ATTRIBUTION_TABLES, *FEEDBACK_TABLES)
-"""Tables written to results/analysis/tables/<name>.parquet (and read by the notebooks)."""
-FIGURES = {
-    "dataset_stats": "Dataset",
-    "length_distribution": "Dataset",
-    "funnel": "Dataset construction",
-    "recovery": "Dataset construction",
-    "drift": "Dataset construction",
-    "modes": "Natural failures",
-    "accuracy": "Attribution",
-    **dict.fromkeys(ATTRIBUTION_FIGURES, "Attribution"),
-    **dict.fromkeys(FEEDBACK_FIGURES, "Attribution feedback"),
-}
-"""Figure name (reports/figures/<name>.png) -> category in the Snakemake report."""
 
 
 def dataset_tables(
@@ -315,32 +295,3 @@ def stage_accuracy(
         return full
     covered = accuracy(labels, part, runs, tolerance, covered_only=True)
     return pl.concat([full, covered]).sort("attributor", "dataset", "split")
-
-
-def viewer_stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
-    """One static page per labelled trajectory of every dataset, plus an index."""
-    names = list(params["datasets"])
-    labels = [read_table(p, LABELS) for p in inputs["labels"]]
-    datasets = {
-        run_id: name
-        for name, frame in zip(names, labels, strict=True)
-        for run_id in frame["run_id"]
-    }
-    pages = write_viewer(
-        read_tables(list(inputs["runs"]), RUNS),
-        read_tables(list(inputs["steps"]), STEPS),
-        pl.concat(labels, how="vertical"),
-        read_tables(list(inputs["predictions"]), PREDICTIONS),
-        outputs["pages"],
-        datasets=datasets,
-    )
-    log.info("viewer: %d trajectory pages in %s", len(pages) - 1, outputs["pages"])
-
-
-def notebook_stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> None:
-    """Execute one notebook of notebooks/ against this run's outputs; render it to HTML."""
-    # deferred: nbclient and nbconvert are heavy and only the notebook stage needs them
-    from whowhen.analysis.notebooks import render_notebook
-
-    render_notebook(inputs["notebook"], outputs["html"], params.get("parameters", {}))
-    log.info("notebook: %s -> %s", inputs["notebook"], outputs["html"])
