@@ -262,6 +262,7 @@ def test_kill_9_mid_run_repeats_no_completed_call(tmp_path, data) -> None:
             time.sleep(0.05)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
+        srv.behaviour.latency_s = 0.0  # slow answers only to land the kill mid-run
         cached = {p.name for p in cache.rglob("*.json")}
         assert 10 <= len(cached) < total
         # entries are whole (written to a temp file, then renamed): each one parses
