@@ -39,7 +39,7 @@ from whowhen.frameworks.stage import FrameworkShard, exchanges_from_frame, frame
 from whowhen.gateway.exchange import Exchange
 from whowhen.models.types import ChatRequest, ChatResult, Message
 from whowhen.registry import get_benchmark, pair_tools
-from whowhen.replay.probe import Probe, Replay, _failed_probe, _probe
+from whowhen.replay.probe import Probe, Replay, _failed_probe, _probe, settled, unsettled
 from whowhen.runtime import Action, Step
 from whowhen.runtime.parallel import in_parallel
 from whowhen.runtime.records import by_run, steps_from_rows
@@ -143,20 +143,13 @@ def replay_framework_run(
             continue
         if _same(corrected, step):
             continue  # the model keeps the step: nothing to correct here
-        probe = _charged(_warm_probe(replaying, run_id, recorded, calls, t, corrected), asked)
-        probes.append(probe)
-        if probe.outcome == "infra_error":  # an outage decides nothing about the step
-            return Replay("infra_error", probe.end_reason, tuple(probes))
-        if probe.outcome == "fidelity_error":
-            return Replay(
-                "fidelity_error",
-                f"the framework no longer replays the recorded prefix ({probe.end_reason})",
-                tuple(probes),
-            )
-        if probe.outcome == "flipped":
-            return Replay("decisive", None, tuple(probes))
-    reason = "no single correction flips the outcome" if probes else "no step to correct"
-    return Replay("no_single_decisive_step", reason, tuple(probes))
+        probes.append(
+            _charged(_warm_probe(replaying, run_id, recorded, calls, t, corrected), asked)
+        )
+        ended = settled(probes, "the framework")
+        if ended is not None:
+            return ended
+    return unsettled(probes)
 
 
 def _warm_probe(

@@ -77,18 +77,29 @@ def replay_run(
             probes.append(_failed_probe(t, step, f"reference acts as {corrected.actor!r}"))
             continue
         result = warm_start(make_env(), make_agent(), recorded, t, corrected, max_steps)
-        probe = _probe(t, step, corrected, result)
-        probes.append(probe)
-        if probe.outcome == "infra_error":  # an outage decides nothing about the step
-            return Replay("infra_error", probe.end_reason, tuple(probes))
-        if probe.outcome == "fidelity_error":
-            return Replay(
-                "fidelity_error",
-                f"the environment no longer replays the recorded prefix ({probe.end_reason})",
-                tuple(probes),
-            )
-        if probe.outcome == "flipped":
-            return Replay("decisive", None, tuple(probes))
+        probes.append(_probe(t, step, corrected, result))
+        ended = settled(probes, "the environment")
+        if ended is not None:
+            return ended
+    return unsettled(probes)
+
+
+def settled(probes: list[Probe], replayer: str) -> Replay | None:
+    """The search's end when its last probe decides it: a flip, an outage (which says
+    nothing about the step) or a prefix `replayer` no longer replays; else None."""
+    probe = probes[-1]
+    if probe.outcome == "infra_error":
+        return Replay("infra_error", probe.end_reason, tuple(probes))
+    if probe.outcome == "fidelity_error":
+        why = f"{replayer} no longer replays the recorded prefix ({probe.end_reason})"
+        return Replay("fidelity_error", why, tuple(probes))
+    if probe.outcome == "flipped":
+        return Replay("decisive", None, tuple(probes))
+    return None
+
+
+def unsettled(probes: list[Probe]) -> Replay:
+    """The search's end when every step was tried and none flipped the run."""
     reason = "no single correction flips the outcome" if probes else "no step to correct"
     return Replay("no_single_decisive_step", reason, tuple(probes))
 
