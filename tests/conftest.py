@@ -118,6 +118,15 @@ def media_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     return path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def run_temp(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tables that several test files compute (`workdir.shared_tables`) are built in the
+    run's temporary folder, once for all xdist workers."""
+    from .workdir import RUN_TEMP
+
+    RUN_TEMP[:] = [tmp_path_factory]
+
+
 @pytest.fixture(scope="session")
 def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished `snakemake --cores 2` run of `small()`, built once for the whole test run

@@ -17,6 +17,7 @@ from whowhen.runtime import Action
 from whowhen.taxonomy import load_taxonomy
 
 from .conftest import MAX_STEPS, ROOT
+from .workdir import shared_tables
 
 TAXONOMY = load_taxonomy(ROOT / "config" / "taxonomy.yaml")
 _ROLLOUTS: dict[tuple[str, str, int, int, float], tuple[pl.DataFrame, pl.DataFrame]] = {}
@@ -26,13 +27,20 @@ def rollouts(
     benchmark: str, system: str, n_tasks: int = 30, seed: int = 1, slip_rate: float = 0.1
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Rollouts with the slip model on (so some successful runs hold a recovery, which is
-    where modes like a false approval can apply); memoized per test session."""
+    where modes like a false approval can apply); built once per test run (the operator
+    coverage and the coherence checks of a pair share them, in whichever worker) and
+    memoized per process."""
     key = (benchmark, system, n_tasks, seed, slip_rate)
     if key not in _ROLLOUTS:
-        runs, steps, _ = run_rollouts(
-            benchmark, system, {"n_tasks": n_tasks}, seed, slip_rate, MAX_STEPS
-        )
-        _ROLLOUTS[key] = (runs, steps)
+
+        def build() -> dict[str, pl.DataFrame]:
+            runs, steps, _ = run_rollouts(
+                benchmark, system, {"n_tasks": n_tasks}, seed, slip_rate, MAX_STEPS
+            )
+            return {"runs": runs, "steps": steps}
+
+        tables = shared_tables("rollouts-" + "-".join(map(str, key)), build)
+        _ROLLOUTS[key] = (tables["runs"], tables["steps"])
     return _ROLLOUTS[key]
 
 

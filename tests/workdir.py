@@ -22,6 +22,9 @@ from whowhen.schema import TIMING_COLUMNS
 from .conftest import ROOT
 
 PROJECT_FILES = ("Snakefile", "workflow", "config", "envs", "src", "notebooks", "dvc.yaml")
+RUN_TEMP: list[pytest.TempPathFactory] = []
+"""The test run's temporary-path factory, set by conftest at the start of the session
+(`shared_tables` builds in the run's folder, which every xdist worker sees)."""
 
 
 def make_project(dest: Path, config: dict[str, Any]) -> Path:
@@ -62,6 +65,24 @@ def built_once(
                 raise
             (base / f"{name}.done").touch()
     return folder
+
+
+def shared_tables(
+    name: str, build: Callable[[], dict[str, pl.DataFrame]]
+) -> dict[str, pl.DataFrame]:
+    """The tables `build()` returns, built once for the whole test run: the first worker to
+    need them builds and writes them (`built_once`), the others read them back. Outside a
+    session (no `RUN_TEMP`), `build()` itself."""
+    if not RUN_TEMP:
+        return build()
+
+    def write(folder: Path) -> None:
+        folder.mkdir(parents=True)
+        for table, frame in build().items():
+            frame.write_parquet(folder / f"{table}.parquet")
+
+    folder = built_once(RUN_TEMP[0], name, write)
+    return {path.stem: pl.read_parquet(path) for path in sorted(folder.glob("*.parquet"))}
 
 
 def finished_run(dest: Path, config: dict[str, Any]) -> Path:
