@@ -79,6 +79,9 @@ def test_a_program_is_recorded_imported_and_attributed_step_for_call(recorded, c
     assert main(["attribute", str(tmp / "ds"), "--attributor", "error_signal"]) == 0
     predictions = pl.read_parquet(tmp / "ds/predictions/error_signal.parquet")
     assert FAILING in predictions["run_id"].to_list()
+    assert main(["view", str(tmp / "ds"), "-o", str(tmp / "pages")]) == 0
+    pages = "".join(p.read_text() for p in (tmp / "pages").rglob("*.html"))
+    assert PLANNER in pages and SOLVER in pages and "error_signal" in pages
     capsys.readouterr()
 
 
