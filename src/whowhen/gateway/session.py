@@ -68,7 +68,7 @@ class Session:
         self.plan = plan or Plan()
         self.listener = listener  # told of every answer before the framework gets it
         self.exchanges: list[Exchange] = []
-        self.first_index = 0  # the index of this session's first call (appending a run)
+        self.first_index = 0  # the index of the first call answered here (a run appended to)
         self.failure: str | None = None  # the fidelity error that stopped the replay
         self.model_errors: list[str] = []  # live calls the model failed (not the agent's)
         self.names = AgentNames()
