@@ -29,8 +29,13 @@ CALCULATOR = {
         },
     },
 }
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-        ast.Div: operator.truediv, ast.USub: operator.neg}
+_OPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.USub: operator.neg,
+}
 
 
 def calculate(expression: str) -> str:
@@ -54,15 +59,22 @@ def calculate(expression: str) -> str:
 
 def main(task: str, expected: str) -> int:
     client = OpenAI()  # OPENAI_BASE_URL and OPENAI_API_KEY from the environment
-    plan = client.chat.completions.create(
-        model="any",
-        messages=[{"role": "system", "content": PLANNER}, {"role": "user", "content": task}],
-    ).choices[0].message.content or ""
+    plan = (
+        client.chat.completions.create(
+            model="any",
+            messages=[{"role": "system", "content": PLANNER}, {"role": "user", "content": task}],
+        )
+        .choices[0]
+        .message.content
+        or ""
+    )
     messages = [{"role": "system", "content": SOLVER}, {"role": "user", "content": plan}]
     for _ in range(4):
-        reply = client.chat.completions.create(
-            model="any", messages=messages, tools=[CALCULATOR]
-        ).choices[0].message
+        reply = (
+            client.chat.completions.create(model="any", messages=messages, tools=[CALCULATOR])
+            .choices[0]
+            .message
+        )
         if not reply.tool_calls:
             answer = (reply.content or "").strip()
             print(answer)

@@ -96,7 +96,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The longest files run first (`LONGEST`), then the other files holding a slow
-    (end-to-end) test, then the rest, those with the most tests first: with two workers
+    (end-to-end) test, then the rest, those with the most tests first: with the workers
     taking whole files in this order (`--dist loadfile`), the long files run side by side
     and the short ones fill in at the end, instead of one long file running alone last."""
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}

@@ -6,6 +6,7 @@ imports another test module (shared test code lives in helper modules)."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -59,7 +60,11 @@ def _imports(module: str) -> list[tuple[ast.stmt, str, bool]]:
     return found
 
 
-GRAPH = {m: {t for _, t, _ in _imports(m)} for m in MODULES}
+@functools.cache
+def _graph() -> dict[str, set[str]]:
+    """module -> the whowhen modules it imports (read when a test first asks: the xdist
+    workers that run no test of this file never parse the package)."""
+    return {m: {t for _, t, _ in _imports(m)} for m in MODULES}
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -86,8 +91,8 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def test_the_import_graph_has_no_cycle() -> None:
-    assert len(GRAPH) > 100  # the whole package was read
-    cycle = _cycle(GRAPH)
+    assert len(_graph()) > 100  # the whole package was read
+    cycle = _cycle(_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
@@ -120,7 +125,7 @@ def _package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
 def test_the_package_graph_has_no_cycle() -> None:
     """Layers hold between whole units too: a package whose modules straddle two layers
     (a loader below, a stage above) would let the layers import each other through it."""
-    packages = _package_graph(GRAPH)
+    packages = _package_graph(_graph())
     assert {"benchmarks", "injection", "registry", "attribution", "taxonomy"} <= set(packages)
     cycle = _cycle(packages)
     assert cycle is None, "package import cycle: " + " -> ".join(cycle or [])
@@ -221,7 +226,7 @@ def _layer_of(module: str, prefixes: tuple[str, ...]) -> bool:
 def test_lower_layers_do_not_import_higher_ones(lower: str, forbidden: tuple[str, ...]) -> None:
     bad = [
         f"{m} -> {t}"
-        for m, targets in GRAPH.items()
+        for m, targets in _graph().items()
         if _layer_of(m, (lower,))
         for t in targets
         if _layer_of(t, forbidden)
@@ -238,7 +243,7 @@ def test_a_benchmark_package_imports_no_other_benchmark_package() -> None:
     assert len(packages) >= 8
     bad = [
         f"{m} -> {t}"
-        for m, targets in GRAPH.items()
+        for m, targets in _graph().items()
         if m.startswith("whowhen.benchmarks.") and m.split(".")[2] in packages
         for t in targets
         if t.startswith("whowhen.benchmarks.")

@@ -62,6 +62,7 @@ def test_frameworks_run_the_pipeline_killed_resumed_and_rerun(tmp_path: Path) ->
         # killed while the framework rollouts are asking the model, then resumed
         run_until_killed(project, lambda: srv.completed >= 12, TARGET)
         assert _rollouts_done(project) < 3  # three shards: the kill came mid-rollouts
+        srv.behaviour.latency_s = 0.0  # slow answers only to land the kill mid-rollouts
         resume_run(project, TARGET)
         resumed = run_artifacts(project)
         asked = srv.completed

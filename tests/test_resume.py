@@ -88,6 +88,7 @@ def _kill_twice_and_resume(killed: Path, srv: TestServer) -> int:
     assert snakemake(killed, "--unlock").returncode == 0
     start = len(srv.bodies)
     run_until_killed(killed, lambda: _cached(killed) >= 10)
+    srv.behaviour.latency_s = 0.0  # slow answers only to land the kills mid-run
     predictions = killed / "results/predictions/built/mock_step_by_step.parquet"
     assert not predictions.exists()
     before_kill = _asked(srv, start)

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from whowhen.errors import InfraError, infra_reason
 from whowhen.frameworks.record import Recorder, native_message, tool_call_actions
-from whowhen.gateway.server import Gateway
 from whowhen.gateway.session import Answer, FidelityError, Forward, ForwardError, Plan, Session
 from whowhen.runtime import Action, Environment, Episode, Step
+
+if TYPE_CHECKING:
+    from whowhen.gateway.server import Gateway
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ from whowhen.frameworks.base import FrameworkRun, run_framework
 from whowhen.frameworks.systems import framework_version, make_adapter
 from whowhen.gateway.exchange import Exchange
 from whowhen.gateway.forward import client_forward
-from whowhen.gateway.server import Gateway
 from whowhen.gateway.session import Plan
 from whowhen.registry import played_by
 from whowhen.runtime import Action, Step
@@ -71,6 +70,10 @@ class FrameworkShard:
         self.forward = client_forward(clients)
         ids = "+".join(dict.fromkeys(c.spec.model_id for c in clients.values()))
         self.policy = f"{framework_version(system)}/{ids}"
+        # a job of scripted systems alone never starts the gateway's server, so
+        # deferred: uvicorn and starlette
+        from whowhen.gateway.server import Gateway
+
         self.gateway = Gateway()
 
     def __enter__(self) -> FrameworkShard:
