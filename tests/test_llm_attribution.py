@@ -22,7 +22,7 @@ from whowhen.standin.server import Behaviour, TestServer, attribution_responder
 
 from .conftest import ROOT, one_benchmark
 from .helpers import pipeline
-from .workdir import make_project, snakemake
+from .workdir import BUT_PAGES, make_project, snakemake
 
 PRICES = load_prices(DEFAULT_PRICES)
 SECRET = "sk-whowhen-SECRET-4f1c9b"
@@ -176,7 +176,8 @@ def test_pipeline_with_llm_profile_reruns_free_and_leaks_no_key(tmp_path) -> Non
             assert proc.returncode == 0, proc.stderr[-3000:]
             calls = len(srv.requests)
             assert calls > 0
-            proc = snakemake(project, "--cores", "2", "--forceall")
+            # every stage that asks a model again (the pages ask none)
+            proc = snakemake(project, *BUT_PAGES, "--cores", "2", "--forceall")
             assert proc.returncode == 0, proc.stderr[-3000:]
             assert len(srv.requests) == calls, "the second run made new model calls"
         finally:

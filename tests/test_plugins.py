@@ -16,7 +16,7 @@ import pytest
 
 from .conftest import ROOT, one_benchmark
 from .plugin_site import ATTRIBUTOR, FORMAT, SYSTEM, TSV, install, plugin_env
-from .workdir import make_project, snakemake
+from .workdir import BUT_PAGES, make_project, snakemake
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +136,7 @@ def test_the_pipeline_and_its_report_take_the_plugins(
     project = make_project(tmp_path / "project", config)
     (project / "steps.tsv").write_text(TSV)
     monkeypatch.setenv("PYTHONPATH", plugin_env(site)["PYTHONPATH"])
-    done = snakemake(project, "--cores", "2")
+    done = snakemake(project, *BUT_PAGES, "--cores", "2")
     assert done.returncode == 0, done.stderr[-3000:]
     runs = pl.read_parquet(
         project / "results" / "rollouts" / "arithmetic" / SYSTEM / "runs.parquet"

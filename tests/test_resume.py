@@ -1,6 +1,7 @@
 """Crash safety end to end: a real run is killed with SIGKILL twice (during the
 continuation stage, then while the LLM attributor is calling the model), resumed each time,
-and must end with the artifacts of an uninterrupted run, repeating no completed model call.
+and must end with the artifacts of an uninterrupted run (every result but the pages,
+`workdir.BUT_PAGES`), repeating no completed model call.
 Timing columns (`schema.TIMING_COLUMNS`) and the timing table are the only exceptions."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from whowhen.standin.server import Behaviour, TestServer
 from .conftest import one_benchmark
 from .helpers import mock_model_config
 from .workdir import (
+    BUT_PAGES,
     make_project,
     resume_run,
     run_artifacts,
@@ -53,7 +55,7 @@ def test_kill_9_twice_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -
     with TestServer(Behaviour(latency_s=0.05)) as srv, TestServer(Behaviour()) as own:
         # the uninterrupted run goes alongside, against a server of its own
         clean = make_project(tmp_path / "clean", _config(own.url))
-        plain = start_snakemake(clean, "--cores", "2")
+        plain = start_snakemake(clean, *BUT_PAGES, "--cores", "2")
         killed = make_project(tmp_path / "killed", _config(srv.url))
         try:
             start = _kill_twice_and_resume(killed, srv)
@@ -82,18 +84,20 @@ def _kill_twice_and_resume(killed: Path, srv: TestServer) -> int:
     in the server's request log the second run began."""
     continuation = killed / "logs/continuation"
     # 1. mid-stage in the continuation: some shards started, the dataset not yet built
-    run_until_killed(killed, lambda: continuation.exists() and any(continuation.rglob("*.log")))
+    run_until_killed(
+        killed, lambda: continuation.exists() and any(continuation.rglob("*.log")), *BUT_PAGES
+    )
     assert not (killed / "results/dataset/labels.parquet").exists()
     # 2. while the attributor calls the model: answers cached, predictions not written
     assert snakemake(killed, "--unlock").returncode == 0
     start = len(srv.bodies)
-    run_until_killed(killed, lambda: _cached(killed) >= 10)
+    run_until_killed(killed, lambda: _cached(killed) >= 10, *BUT_PAGES)
     srv.behaviour.latency_s = 0.0  # slow answers only to land the kills mid-run
     predictions = killed / "results/predictions/built/mock_step_by_step.parquet"
     assert not predictions.exists()
     before_kill = _asked(srv, start)
     resume_start = len(srv.bodies)
-    resume_run(killed)
+    resume_run(killed, *BUT_PAGES)
     again = _asked(srv, resume_start) & before_kill
     # a completed, cached call is never asked again; only the one in flight at the
     # kill (max_concurrency 1) may be

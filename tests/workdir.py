@@ -22,6 +22,11 @@ from whowhen.schema import TIMING_COLUMNS
 from .conftest import ROOT
 
 PROJECT_FILES = ("Snakefile", "workflow", "config", "envs", "src", "notebooks", "dvc.yaml")
+BUT_PAGES = ("analysis", "imports_all", "feedback_all")
+"""Snakemake targets for every result of a run but its pages: the analysis (tables, figures,
+metrics, report: every sharded stage before it) and the manifests, without the trajectory
+viewer and the executed notebooks, which start a Jupyter kernel each. For end-to-end tests
+of the workflow's machinery (killing, resuming, the cluster, reruns), not of the pages."""
 RUN_TEMP: list[pytest.TempPathFactory] = []
 """The test run's temporary-path factory, set by conftest at the start of the session
 (`shared_tables` builds in the run's folder, which every xdist worker sees)."""
