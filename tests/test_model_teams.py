@@ -212,6 +212,7 @@ def test_the_report_shows_what_the_model_did_beside_the_scripted_reference() -> 
     assert played_table(scripted).is_empty() and played_html(played_table(scripted)) == []
 
 
+@pytest.mark.slow  # model-played teams against the test server, twice over
 def test_model_played_runs_go_side_by_side_and_come_out_in_order() -> None:
     """With llm.max_concurrency 4, up to 4 runs wait on the model at once; the tables are
     the same as one run after another (task order, not finishing order)."""

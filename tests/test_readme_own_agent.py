@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from whowhen.standin.server import TestServer
 
@@ -27,6 +28,7 @@ def walkthrough() -> list[str]:
     return [line for line in lines if line and not line.startswith("#")]
 
 
+@pytest.mark.slow  # end to end: the README's commands, one program run after another
 def test_the_readme_walkthrough_runs_offline(tmp_path: Path) -> None:
     lines = walkthrough()
     server_line, *commands = lines

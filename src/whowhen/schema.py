@@ -633,8 +633,9 @@ def read_table(path: str | Path, spec: TableSpec) -> pl.DataFrame:
     path = Path(path)
     if not path.exists():
         raise WhowhenError(f"missing input file (expected a {spec.name} table)", path=str(path))
-    try:
-        table = pq.read_table(path)
+    try:  # one file: ParquetFile, not read_table, whose dataset layer imports pandas
+        with pq.ParquetFile(path) as parquet:
+            table = parquet.read()
     except (pa.ArrowInvalid, OSError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise WhowhenError(f"not a readable Parquet file ({first})", path=str(path)) from None
