@@ -599,12 +599,55 @@ def _record(table: pa.Table, spec: TableSpec, row: int) -> str:
     return f"#{row}"
 
 
+def _empty_arrow(spec: TableSpec) -> pa.Table:
+    # from_batches, not Schema.empty_table, which goes through pa.array and so imports pandas
+    return pa.Table.from_batches([], schema=spec.schema)
+
+
+def _int(value: Any) -> bool:
+    return type(value) is int and -(2**63) <= value < 2**63
+
+
+_PLAIN: dict[pa.DataType, Any] = {
+    pa.string(): lambda v: type(v) is str,
+    pa.int64(): _int,
+    pa.float64(): lambda v: type(v) is float or _int(v),
+    pa.bool_(): lambda v: type(v) is bool,
+    pa.list_(pa.string()): lambda v: type(v) is list and all(type(x) is str for x in v),
+    pa.list_(pa.int64()): lambda v: type(v) is list and all(_int(x) for x in v),
+}
+
+
+def _plain(rows: list[dict[str, Any]], spec: TableSpec) -> bool:
+    """Whether every value already has its column's exact Python type (or is None)."""
+    checks = [(f.name, _PLAIN.get(f.type)) for f in spec.schema]
+    if any(check is None for _, check in checks):
+        return False
+    return all(
+        (value := row.get(name)) is None or check(value) for row in rows for name, check in checks
+    )
+
+
+def _from_rows(rows: list[dict[str, Any]], spec: TableSpec) -> pa.Table:
+    """Rows to Arrow. pyarrow's own conversion (`pa.array`) imports pandas, a quarter
+    second in every Snakemake job, so rows whose values already have their columns' exact
+    types go through Polars; any other row set takes pyarrow's path, whose coercions and
+    errors are the contract (Polars coerces more leniently)."""
+    if not rows:
+        return _empty_arrow(spec)
+    if _plain(rows, spec):
+        try:
+            schema = pl.from_arrow(_empty_arrow(spec)).schema
+            return pl.from_dicts(rows, schema=schema).to_arrow().cast(spec.schema)
+        except Exception:  # an unencodable string, say: pyarrow's path names it
+            pass
+    return pa.Table.from_pylist(rows, schema=spec.schema)
+
+
 def to_arrow(data: pl.DataFrame | pa.Table | list[dict[str, Any]], spec: TableSpec) -> pa.Table:
     """Build a validated Arrow table from Polars, Arrow or a list of row dicts."""
     if isinstance(data, list):
-        table = (
-            pa.Table.from_pylist(data, schema=spec.schema) if data else spec.schema.empty_table()
-        )
+        table = _from_rows(data, spec)
     elif isinstance(data, pl.DataFrame):
         table = data.to_arrow()
     else:
@@ -646,9 +689,9 @@ def read_tables(paths: list[str] | list[Path], spec: TableSpec) -> pl.DataFrame:
     """Read several files of one table kind and concatenate them (empty-safe)."""
     frames = [read_table(p, spec) for p in paths]
     if not frames:
-        return pl.from_arrow(spec.schema.empty_table())
+        return pl.from_arrow(_empty_arrow(spec))
     return pl.concat(frames, how="vertical")
 
 
 def empty(spec: TableSpec) -> pl.DataFrame:
-    return pl.from_arrow(spec.schema.empty_table())
+    return pl.from_arrow(_empty_arrow(spec))
