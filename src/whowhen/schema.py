@@ -415,6 +415,23 @@ PREDICTIONS = TableSpec(
     key=("run_id", "attributor"),
 )
 
+LIFTS = TableSpec(
+    "lifts",
+    pa.schema(
+        [
+            ("group", _STR),
+            ("feature", _STR),
+            ("gold_mean", _F64),
+            ("other_mean", _F64),
+            ("n_runs", _INT),
+        ]
+    ),
+    required=("group", "feature"),
+    key=("group", "feature"),
+)
+"""Each tracer-lite feature's mean at the gold step and at the other agent steps, per group
+of the runs it learned from (the built train split; each imported dataset's subset)."""
+
 OVERVIEW = TableSpec(
     "overview",
     pa.schema(

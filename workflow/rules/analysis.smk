@@ -18,6 +18,8 @@ rule analysis:
         agreement=rules.taxonomy.output.agreement,
         candidates=rules.taxonomy.output.candidates,
         predictions=rules.attribution_all.input.predictions,
+        tracer_model=rules.tracer_fit.output.model,  # what tracer-lite learned from
+        lifts=rules.tracer_fit.output.lifts,
         feedback=feedback_paths("attempts"),  # [] when config `feedback` selects no pair
         rollouts=shard_paths("results/rollouts/{benchmark}/{system}/runs.parquet"),
         infra=shard_paths("results/rollouts/{benchmark}/{system}/infra.parquet"),

@@ -6,11 +6,18 @@ rule tracer_fit:
         runs=rules.dataset.output.runs,
         steps=rules.dataset.output.steps,
         labels=rules.dataset.output.labels,
+        imported_runs=expand("results/imports/{d}/runs.parquet", d=TRACER_IMPORTS),
+        imported_steps=expand("results/imports/{d}/steps.parquet", d=TRACER_IMPORTS),
+        imported_labels=expand("results/imports/{d}/labels.parquet", d=TRACER_IMPORTS),
     output:
         model="results/models/tracer_lite.json",
+        built_model="results/models/tracer_lite_built.json",
+        held_out="results/models/tracer_lite.oof.parquet",
+        lifts="results/models/tracer_lite.lifts.parquet",  # the report's built-versus-real
     priority: 2  # the tracer_lite attribution and the feedback loop wait for it
     params:
         tracer=config["attribution"]["tracer"],
+        imported=TRACER_IMPORTS,
     log:
         "logs/attribution/tracer_fit.log",
     conda:
@@ -25,7 +32,7 @@ rule attribution:
         steps=lambda w: f"{DATASETS[w.dataset]}/steps.parquet",
         labels=lambda w: f"{DATASETS[w.dataset]}/labels.parquet",
         tracer_model=lambda w: (
-            rules.tracer_fit.output.model
+            f"results/models/{w.attributor}.json"
             if attributor_needs(w.attributor, "needs_tracer_model")
             else []
         ),
@@ -50,9 +57,5 @@ rule attribution:
 
 rule attribution_all:
     input:
-        predictions=expand(
-            "results/predictions/{dataset}/{attributor}.parquet",
-            dataset=DATASETS,
-            attributor=ATTRIBUTORS,
-        ),
+        predictions=PREDICTION_PATHS,
         model=rules.tracer_fit.output.model,  # always fitted: a stage output DVC tracks

@@ -9,6 +9,8 @@ from whowhen.registry import has_policy, runs_code
 RUN_BENCHMARKS = sorted(config.get("only_benchmarks") or config["benchmarks"])
 SHARDS = [(b, s) for b in RUN_BENCHMARKS for s in config["systems"] if has_policy(s, b)]
 IMPORTS = {item["name"]: item for item in config["imports"]}
+# imported datasets whose labels tracer-lite also learns from
+TRACER_IMPORTS = [n for n, item in IMPORTS.items() if item["train"]]
 ATTRIBUTORS = config["attribution"]["attributors"] + [a["name"] for a in config["attribution"]["llm"]]
 
 
@@ -35,6 +37,22 @@ FEEDBACK_SHARDS = [
 ]
 # every dataset attribution and analysis cover: the built one and each import
 DATASETS = {"built": "results/dataset"} | {n: f"results/imports/{n}" for n in IMPORTS}
+
+
+def answers(attributor, dataset):
+    """Whether `attributor` can predict anything on `dataset`: the replay oracle replays
+    built runs only, and a predictor fitted on the train split finds none in an import
+    (imported labels are all test), so neither gets a job there."""
+    if dataset == "built" or attributor not in ATTRIBUTOR_KINDS:
+        return True
+    kind = ATTRIBUTOR_KINDS.get(attributor)
+    return not (kind.needs_environment or kind.fitted_on_train)
+
+
+# every (dataset, attributor) prediction a run makes
+PREDICTION_PATHS = [
+    f"results/predictions/{d}/{a}.parquet" for d in DATASETS for a in ATTRIBUTORS if answers(a, d)
+]
 # shards whose agents run code in the sandbox (a process per run) take longest: the
 # scheduler starts them first, so the short ones fill the other cores at the end (the
 # system registry says which systems run code: `SystemKind.runs_code`)

@@ -68,9 +68,13 @@ def imported_html(
     expected: pl.DataFrame,
     built_benchmarks: list[str],
     answered: pl.DataFrame | None = None,
+    trained_on: dict[str, int] | None = None,
+    transfer: tuple[pl.DataFrame, pl.DataFrame] | None = None,
 ) -> list[str]:
     """A table per imported dataset (none imported: no section); `answered` (see
-    `answering`) leaves out the attributors that predicted nothing there."""
+    `answering`) leaves out the attributors that predicted nothing there; `trained_on`
+    (the tracer model's datasets and label counts) says what tracer-lite learned from;
+    `transfer` is the built-versus-real (shapes, feature lifts) pair of `transfer`."""
     names = sorted(
         d
         for d in set(accuracy["dataset"])
@@ -83,14 +87,45 @@ def imported_html(
         "<p class='note'>Every attributor on each imported dataset, all its labelled runs "
         "(a missing prediction counts as wrong). Brackets: Wilson 95% intervals. The last "
         "row is the uniform random baseline's analytic expectation over the same candidate "
-        "steps. tracer-lite was fitted on the built train split only: these items never "
-        "trained it. Attributors that cannot predict here (the shortcut predictors, fitted "
-        "on a train split an import lacks; the replay oracle, built runs only) are not "
-        "listed.</p>",
+        f"steps. {html.escape(fitted_on(trained_on or {}))} Attributors that cannot predict "
+        "here (the shortcut predictors, fitted on a train split an import lacks; the replay "
+        "oracle, built runs only) are not listed.</p>",
     ]
     for name in names:
         parts += [
             f"<h3>{html.escape(name)}</h3>",
             table_html(imported_table(accuracy, expected, name, answered)),
         ]
+    if transfer is not None:
+        shapes, lifts = transfer
+        parts += [
+            "<h3>Built versus real</h3>",
+            "<p class='note'>How the runs tracer-lite learns from (the built train split) "
+            "differ from each imported dataset: agent steps per run, characters per agent "
+            "step, the share of steps by tool output and other non-agent speakers, the gold "
+            "step's mean relative position among the agent steps, and how often it is its "
+            "agent's first step.</p>",
+            table_html(shapes),
+            "<p class='note'>Each feature's lift: its mean at the gold step minus its mean "
+            "at the run's other agent steps (features of `tracer_features`; a long run's "
+            "copies are left out). <code>same_sign</code>: the cue points the same way in "
+            "every imported dataset as in the built data, so weights learned on one can "
+            "carry to the other.</p>",
+            table_html(lifts),
+        ]
     return parts
+
+
+def fitted_on(trained_on: dict[str, int]) -> str:
+    """What the report says tracer-lite learned from."""
+    if not trained_on:
+        return "tracer_lite was fitted on the built train split only."
+    parts = ", ".join(f"{name} ({n} labelled runs)" for name, n in trained_on.items())
+    imported = [n for n in trained_on if n != "built"]
+    said = f"tracer_lite learned from {parts}; tracer_lite_built from the built train split alone."
+    if imported:
+        said += (
+            f" On {', '.join(imported)} each run is predicted out of fold (by a model "
+            "fitted without its task's labels), so no row scores the model on labels it saw."
+        )
+    return said

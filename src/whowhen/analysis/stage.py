@@ -6,7 +6,9 @@ reads the stage's inputs, calls the pure table and figure functions, and writes 
 
 from __future__ import annotations
 
+import json
 import logging
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -44,6 +46,7 @@ from whowhen.analysis.scores import (
     rerollout_drift,
     timing,
 )
+from whowhen.analysis.transfer import lift_table, run_shapes
 from whowhen.defaults import filled
 from whowhen.io import atomic_path, write_json, write_text
 from whowhen.schema import (
@@ -52,6 +55,7 @@ from whowhen.schema import (
     CONTINUATIONS,
     FEEDBACK,
     LABELS,
+    LIFTS,
     MODE_OVERVIEW,
     OVERVIEW,
     PREDICTIONS,
@@ -195,6 +199,13 @@ def built_section(
     )
 
 
+def _trained_on(model_path: str | None) -> dict[str, int]:
+    """The datasets (and their labelled runs) the pipeline's tracer model learned from."""
+    if not model_path:
+        return {}
+    return dict(json.loads(Path(model_path).read_text()).get("trained_on", {}))
+
+
 def config_summary(params: dict[str, Any]) -> str:
     """The report's first line: what this run covered."""
     return (
@@ -253,15 +264,24 @@ def stage(params: dict[str, Any], inputs: Any, outputs: Any, wildcards: Any) -> 
     modes_figure(modes, figure["modes"])
 
     natural = natural_section(inputs, overview, modes, figure["modes"])
+    built_benchmarks = sorted(set(built_runs["benchmark"]))
     leakage = pl.read_csv(inputs["audit"]) if inputs.get("audit") else None
     built = built_section(built_labels, built_runs, tables, predictions, tolerance, leakage)
     body = (
         figures_html(figure, tables["dataset_stats"], split, part="dataset")
         + built
         + figures_html(figure, tables["cost_performance"], split, part="attribution")
-        + learned_html(acc, sorted(set(built_runs["benchmark"])))
+        + learned_html(acc, built_benchmarks)
         + imported_html(
-            acc, expected, sorted(set(built_runs["benchmark"])), answering(predictions, runs)
+            acc,
+            expected,
+            built_benchmarks,
+            answering(predictions, runs),
+            _trained_on(inputs.get("tracer_model")),
+            (
+                run_shapes(runs, steps, labels, built_benchmarks),
+                lift_table(read_table(inputs["lifts"], LIFTS)),
+            ),
         )
         + metrics_html(breakdown, split=split)
         + [feedback_html(tables, figure)]

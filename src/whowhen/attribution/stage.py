@@ -8,10 +8,11 @@ import time
 
 import polars as pl
 
-from whowhen.attribution import tracer
+from whowhen.attribution import tracer, tracer_train
 from whowhen.attribution.factory import Attributors
+from whowhen.defaults import filled
 from whowhen.sampling import stratified_sample
-from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, read_table, write_table
+from whowhen.schema import LABELS, LIFTS, PREDICTIONS, RUNS, STEPS, read_table, write_table
 
 log = logging.getLogger(__name__)
 
@@ -42,14 +43,44 @@ def sample_runs(runs: pl.DataFrame, labels: pl.DataFrame, size: int, seed: int) 
 
 
 def tracer_fit(params: dict, inputs: dict, outputs: dict, wildcards: dict) -> None:
-    """Snakemake edge: fit tracer-lite on the built dataset's train split and save it, so
-    every dataset (imports too) is predicted by the same model."""
+    """Snakemake edge: fit tracer-lite on the built train split and the labels of the
+    imports marked `train`, the built-only model beside it, the imported training runs'
+    out-of-fold predictions and the features' means (LIFTS); every dataset is predicted
+    by the same model."""
     started = time.perf_counter()
-    model = tracer.fit(
+    section = filled("attribution.tracer", params.get("tracer"))
+    imported = {
+        name: tracer_train.Tables(
+            read_table(runs, RUNS), read_table(steps, STEPS), read_table(labels, LABELS)
+        )
+        for name, runs, steps, labels in zip(
+            params.get("imported", []),
+            _paths(inputs.get("imported_runs", [])),
+            _paths(inputs.get("imported_steps", [])),
+            _paths(inputs.get("imported_labels", [])),
+            strict=True,
+        )
+    }
+    built = tracer_train.Tables(
         read_table(inputs["runs"], RUNS),
         read_table(inputs["steps"], STEPS),
         read_table(inputs["labels"], LABELS),
-        tracer.TracerConfig.of(params.get("tracer")),
     )
-    model.save(outputs["model"])
-    log.info("%s: fitted in %.1f s", tracer.NAME, time.perf_counter() - started)
+    fitted = tracer_train.fit_tracer(
+        built,
+        imported,
+        tracer.TracerConfig.of(section),
+        share=section["imported_share"],
+        folds=section["folds"],
+    )
+    fitted.model.save(outputs["model"])
+    fitted.built_model.save(outputs["built_model"])
+    write_table(fitted.held_out, PREDICTIONS, outputs["held_out"])
+    write_table(fitted.lifts, LIFTS, outputs["lifts"])
+    trained = ", ".join(f"{n} {k}" for n, k in fitted.model.trained_on.items())
+    log.info("%s: fitted on %s in %.1f s", tracer.NAME, trained, time.perf_counter() - started)
+
+
+def _paths(value: str | list[str]) -> list[str]:
+    """A named Snakemake input as a list (one file comes as a string)."""
+    return [value] if isinstance(value, str) else list(value)

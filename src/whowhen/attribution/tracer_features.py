@@ -38,7 +38,7 @@ from whowhen.attribution.heuristics import (
 )
 from whowhen.attribution.tracer_cues import RunCues, run_cues
 
-DENSE = (
+BASE = (
     "rel_pos",
     "rel_pos_sq",
     "is_first",
@@ -62,9 +62,30 @@ DENSE = (
     "new_values_reused",
     "log_len",
     "same_actor_as_prev",
+    "pos_second",
+    "pos_third",
+    "actor_first",
+    "actor_second",
+    "actor_third",
+    "first_of_later_agent",
+    "actor_last",
+    "actor_share",
+    "role_browser",
+    "has_code",
+    "tool_output_next",
+    "addresses_other",
     *RunCues.__dataclass_fields__,
 )
-"""Names of the dense features, in column order (hashed tokens follow them)."""
+"""The per-step features `run_features` computes."""
+
+LONG_RUN = 20
+"""Agent steps above which a run is long. Long multi-page runs (a web orchestrator's) and
+short chats (an expert group's) place their errors differently: each base feature has a
+second column that only long runs fill, so one linear model holds two sets of weights
+(20 chosen by cross-validation on real dev data; 15 and 30 scored alike)."""
+
+DENSE = (*BASE, *(f"long:{name}" for name in BASE))
+"""Names of the dense columns, in order (hashed tokens follow them)."""
 
 FEATURE_SETS = ("transfer", "full")
 """transfer: the dense features only; full: dense plus `dim` hashed tokens."""
@@ -72,7 +93,10 @@ FEATURE_SETS = ("transfer", "full")
 _WORD = re.compile(r"[a-z_]{2,}|\d+(?:\.\d+)?")
 _CHECKER = re.compile(r"verif|review|test|critic|check|judge", re.I)
 _MANAGER = re.compile(r"orchestrat|planner|manager|captain|lead", re.I)
-_TOOL_LIKE = re.compile(r"terminal|computer|executor|surfer|browser", re.I)
+_TOOL_LIKE = re.compile(r"terminal|computer|executor", re.I)
+_BROWSER = re.compile(r"surfer|browser|navigator|web", re.I)
+_CODE = re.compile(r"```|\bdef \w+\(|\bimport \w+")
+_ADDRESS = re.compile(r"->|\bplease\b|\bnext speaker\b|@\w+")
 _FINISH = re.compile(r"\bterminate\b|final answer")  # on prose(): lowercase
 FINISH_TOOLS = ("final_answer", "checkout")
 
@@ -108,6 +132,8 @@ def role_type(actor: str, first_agent: str) -> str:
         return "manager"
     if _TOOL_LIKE.search(actor):
         return "tool_like"
+    if _BROWSER.search(actor):
+        return "browser"
     return "first_agent" if actor == first_agent else "other"
 
 
@@ -128,7 +154,13 @@ def run_features(
     dense, tokens = [], []
     first_seen, last_used = _number_context(rows)
     prev_actor = None
+    by_actor: dict[str, list[int]] = {}
+    for i, c in enumerate(cands):
+        by_actor.setdefault(c["actor"], []).append(i)
     for i, (k, c) in enumerate(zip(cand_index, cands, strict=True)):
+        mine_steps = by_actor[c["actor"]]
+        text = c["content"] or ""
+        following = rows[k + 1] if k + 1 < len(rows) else None
         before = _SeenBefore(first_seen, k)
         next_error, next_numbers = _next_observation(rows, k)
         mine = _nums(c)
@@ -157,6 +189,19 @@ def run_features(
             "new_values_reused": float(any(last_used.get(v, -1) > k for v in new)),
             "log_len": math.log1p(len(c["content"] or "")) / 8,
             "same_actor_as_prev": float(c["actor"] == prev_actor),
+            "pos_second": float(i == 1),
+            "pos_third": float(i == 2),
+            "actor_first": float(mine_steps[0] == i),
+            "actor_second": float(len(mine_steps) > 1 and mine_steps[1] == i),
+            "actor_third": float(len(mine_steps) > 2 and mine_steps[2] == i),
+            "first_of_later_agent": float(mine_steps[0] == i and i > 0),
+            "actor_last": float(mine_steps[-1] == i),
+            "actor_share": len(mine_steps) / n,
+            "has_code": float(c["tool"] is not None or bool(_CODE.search(text))),
+            "tool_output_next": float(
+                following is not None and not is_agent(following["kind"], following["actor"])
+            ),
+            "addresses_other": float(bool(_ADDRESS.search(f"{c['role'] or ''} {text[:300]}"))),
         }
         d.update({name: getattr(cues, name)[i] for name in RunCues.__dataclass_fields__})
         prev_actor = c["actor"]
@@ -261,6 +306,7 @@ def build(runs: pl.DataFrame, steps: pl.DataFrame, dim: int) -> Features:
         dense, tokens, cands = run_features(
             frame, system_of[run_id] or "", dim, question_of[run_id]
         )
+        long = len(cands) > LONG_RUN
         for d, toks, c in zip(dense, tokens, cands, strict=True):
             row = len(actors)
             actors.append(c["actor"])
@@ -270,6 +316,10 @@ def build(runs: pl.DataFrame, steps: pl.DataFrame, dim: int) -> Features:
                     r_idx.append(row)
                     c_idx.append(index[name])
                     v.append(value)
+                    if long:
+                        r_idx.append(row)
+                        c_idx.append(index[f"long:{name}"])
+                        v.append(value)
             weight = 1.0 / math.sqrt(max(1, len(toks)))
             for col in sorted({n_dense + bucket(t, dim) for t in toks}):
                 r_idx.append(row)
