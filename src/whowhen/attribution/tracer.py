@@ -302,6 +302,8 @@ def _attributor(ctx: AttributorContext) -> Attributor:
 ATTRIBUTORS.register(
     NAME, protocol="trained", family="tracer", section="learned", needs_tracer_model=True
 )(_attributor)
+
+
 def _built_attributor(ctx: AttributorContext) -> Attributor:
     """tracer-lite as fitted on the built train split alone. Given the pipeline's model
     (`tracer_lite.json`, as the feedback stage passes it), its sibling
