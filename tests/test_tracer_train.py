@@ -108,3 +108,13 @@ def test_the_built_only_attributor_finds_its_model_beside_the_pipelines(worlds, 
     ctx = AttributorContext({}, str(tmp_path / "tracer_lite.json"))
     out = ATTRIBUTORS.get("tracer_lite_built").make(ctx)(real.runs, real.steps)
     assert set(out["attributor"]) == {"tracer_lite_built"} and (out["step"] == 1).all()
+
+
+def test_nothing_to_learn_from_is_a_result(worlds) -> None:
+    """A dataset whose model never succeeded has no train split: the fit says it learned
+    nothing and writes empty tables, it does not crash."""
+    built, _ = worlds
+    none = Tables(built.runs, built.steps, built.labels.clear())
+    fitted = fit_tracer(none, {}, CONFIG)
+    assert fitted.model.n_train_runs == 0 and fitted.lifts.is_empty()
+    assert fitted.held_out.is_empty()

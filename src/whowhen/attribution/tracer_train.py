@@ -126,12 +126,14 @@ def _subset_name(run: dict) -> str:
 def feature_means(feats: Features, gold: dict[str, int], groups: dict[str, str]) -> pl.DataFrame:
     """LIFTS rows: per group and base feature (a long run's copies left out), the mean at
     the gold step and at the other agent steps, over the runs `gold` labels."""
+    if not gold or not feats.n_rows:  # nothing learned from (a model that never succeeded)
+        return empty(LIFTS)
     width = len(BASE)
     matrix = np.zeros((feats.n_rows, width))
     keep = feats.cols < width
     np.add.at(matrix, (feats.rows[keep], feats.cols[keep]), feats.vals[keep])
     row_run = np.repeat(np.arange(len(feats.run_ids)), np.diff(feats.offsets))
-    labelled = np.asarray([r in gold for r in feats.run_ids])[row_run]
+    labelled = np.asarray([r in gold for r in feats.run_ids], dtype=bool)[row_run]
     run_group = np.asarray([groups.get(r, "") for r in feats.run_ids])[row_run]
     is_gold = feats.steps == np.asarray([gold.get(r, -1) for r in feats.run_ids])[row_run]
     rows = []
