@@ -1,15 +1,19 @@
 """Per-step features for tracer-lite: what a reader of the log could notice about a step.
 
-Each candidate (an agent step) gets dense features: where it sits in the run, what kind of
-agent took it, whether the next observation shows an error, whether it commits to a value
-nothing supports, whether later steps repeat its new values, and the template-independent
-cues of `tracer_cues` (a later correction of its values, a change of plan after it, an
-error it moves past, repeated actions, the origin of the values the run ends on, approval
-and hedging language). The `full` feature set adds hashed tokens (words of its content and
-tool arguments, its tool, its role crossed with the system and the position): they fit the
-built data's templates closely and do not transfer to other systems' logs, so `transfer`
-(dense only) is the default. Only the log is read, so imported trajectories get the same
-features as built ones. Hashing is by CRC-32: stable across processes and machines.
+Each candidate (an agent step) gets dense features: where it sits in the run, which turn of
+its agent it is (first, second, third, last; an agent's share of the turns), what kind of
+agent took it (by its name: checker, manager, tool-like, browser), whether the next
+observation shows an error, whether it commits to a value nothing supports, whether later
+steps repeat its new values, and the template-independent cues of `tracer_cues` (a later
+correction of its values, a change of plan after it, an error it moves past, repeated
+actions, the origin of the values the run ends on, approval and hedging language). The
+`full` feature set adds hashed tokens (words of its content and tool arguments, its tool,
+its role crossed with the system and the position): they fit the built data's templates
+closely and do not transfer to other systems' logs, so `transfer` (dense only) is the
+default. Only the log is read, so imported trajectories get the same features as built
+ones. Hashing is by CRC-32: stable across processes and machines. Each dense feature also
+has a `long:` column that only runs of more than `LONG_RUN` agent steps fill, so short
+chats and long web runs get weights of their own.
 
 Cost is linear in a run's length: numbers and error checks are cached per text, and
 "seen before" / "used later" are first-seen and last-seen indexes, not growing sets.
