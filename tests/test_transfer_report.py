@@ -49,3 +49,4 @@ def test_the_report_says_what_tracer_lite_learned_from() -> None:
     assert "built (868 labelled runs), who_and_when_dev (92 labelled runs)" in said
     assert "out of fold" in said
     assert fitted_on({}) == "tracer_lite was fitted on the built train split only."
+    assert "out of fold" not in fitted_on({"built": 868, "absent": 0})  # an optional import

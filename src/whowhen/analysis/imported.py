@@ -121,7 +121,7 @@ def fitted_on(trained_on: dict[str, int]) -> str:
     if not trained_on:
         return "tracer_lite was fitted on the built train split only."
     parts = ", ".join(f"{name} ({n} labelled runs)" for name, n in trained_on.items())
-    imported = [n for n in trained_on if n != "built"]
+    imported = [n for n, k in trained_on.items() if n != "built" and k]  # an absent import: 0
     said = f"tracer_lite learned from {parts}; tracer_lite_built from the built train split alone."
     if imported:
         said += (
