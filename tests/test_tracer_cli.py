@@ -13,8 +13,9 @@ import pytest
 from whowhen.attribution.heuristics import has_error, rejects
 from whowhen.attribution.tracer import TracerConfig
 from whowhen.attribution.tracer_cues import run_cues
-from whowhen.attribution.tracer_cv import cross_validate, fold_of
+from whowhen.attribution.tracer_cv import cross_validate
 from whowhen.attribution.tracer_features import DENSE, run_features
+from whowhen.attribution.tracer_train import fold_of
 from whowhen.cli import main
 from whowhen.schema import LABELS, PREDICTIONS, RUNS, STEPS, read_table, write_table
 

@@ -7,12 +7,11 @@ on both sides of a fold, which would leak the task's answer into the score.
 
 from __future__ import annotations
 
-import random
-
 import polars as pl
 
 from whowhen.attribution.baselines import agent_steps
-from whowhen.attribution.tracer import TracerConfig, fit, predict
+from whowhen.attribution.tracer import TracerConfig
+from whowhen.attribution.tracer_train import Tables, Training, fold_of
 from whowhen.errors import WhowhenError
 
 
@@ -27,15 +26,6 @@ def training_labels(labels: pl.DataFrame, split: str) -> tuple[pl.DataFrame, str
         raise WhowhenError(f"no labels in split {split!r} to fit on", field="split")
     what = "every label" if split == "all" else f"the {split} split"
     return chosen.with_columns(pl.lit("train").alias("split")), what
-
-
-def fold_of(runs: pl.DataFrame, labels: pl.DataFrame, k: int, seed: int) -> dict[str, int]:
-    """run_id -> fold, whole tasks to a fold, tasks shuffled by `seed`."""
-    task_of = dict(zip(runs["run_id"], runs["task_id"], strict=True))
-    tasks = sorted({task_of.get(r, r) for r in labels["run_id"]})
-    random.Random(seed).shuffle(tasks)
-    fold = {task: i % k for i, task in enumerate(tasks)}
-    return {r: fold[task_of.get(r, r)] for r in labels["run_id"]}
 
 
 def cross_validate(
@@ -63,17 +53,14 @@ def cross_validate(
         pl.len().alias("n_candidates"),
         (pl.col("actor") == pl.col("decisive_agent")).mean().alias("random_agent_chance"),
     )
-    parts = []
-    for f in sorted(set(folds.values())):
-        held = fold_col.filter(pl.col("fold") == f)
-        train = fold_col.filter(pl.col("fold") != f).with_columns(pl.lit("train").alias("split"))
-        model = fit(runs, steps, train.drop("fold"), config)
-        preds = predict(model, runs.filter(pl.col("run_id").is_in(held["run_id"].to_list())), steps)
-        parts.append(
-            held.select("run_id", "fold", "decisive_agent", "decisive_step").join(
-                preds.select("run_id", "agent", "step"), on="run_id", how="left"
-            )
+    data = Tables(runs, steps, labels)
+    none = Tables(runs.clear(), steps.clear(), labels.clear())
+    preds = Training(none, {"data": data}, config, use_built=False).out_of_fold(k)
+    parts = [
+        fold_col.select("run_id", "fold", "decisive_agent", "decisive_step").join(
+            preds.select("run_id", "agent", "step"), on="run_id", how="left"
         )
+    ]
     out = pl.concat(parts).join(chance, on="run_id", how="left")
     return out.with_columns(
         (pl.col("step") == pl.col("decisive_step")).fill_null(False).alias("step_ok"),

@@ -12,6 +12,7 @@ once and every fit chooses its runs from them.
 from __future__ import annotations
 
 import logging
+import random
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,6 @@ from whowhen.attribution.tracer import (
     hashed_dim,
     predict_features,
 )
-from whowhen.attribution.tracer_cv import fold_of
 from whowhen.attribution.tracer_features import BASE, Features, build
 from whowhen.schema import LIFTS, PREDICTIONS, empty, to_arrow
 
@@ -63,6 +63,68 @@ def _weights(n_built: int, imported: list[str], share: float) -> dict[str, float
     return dict.fromkeys(imported, share * n_built / ((1 - share) * len(imported)))
 
 
+def fold_of(runs: pl.DataFrame, labels: pl.DataFrame, k: int, seed: int) -> dict[str, int]:
+    """run_id -> fold, whole tasks to a fold, tasks shuffled by `seed`."""
+    task_of = dict(zip(runs["run_id"], runs["task_id"], strict=True))
+    tasks = sorted({task_of.get(r, r) for r in labels["run_id"]})
+    random.Random(seed).shuffle(tasks)
+    fold = {task: i % k for i, task in enumerate(tasks)}
+    return {r: fold[task_of.get(r, r)] for r in labels["run_id"]}
+
+
+class Training:
+    """The labelled runs of the built train split (when `use_built`) and of the imported
+    datasets, their features built once; every fit below picks its runs from them."""
+
+    def __init__(
+        self,
+        built: Tables,
+        imported: dict[str, Tables],
+        config: TracerConfig,
+        use_built: bool = True,
+        share: float = 0.8,
+    ) -> None:
+        self.imported, self.config, self.share = imported, config, share
+        self.built_gold = _gold(built.labels.filter(pl.col("split") == "train"))
+        self.used_built = self.built_gold if use_built else {}
+        self.imported_gold = {name: _gold(t.labels) for name, t in imported.items()}
+        self.gold = {
+            **self.built_gold,
+            **{r: s for g in self.imported_gold.values() for r, s in g.items()},
+        }
+        runs = pl.concat([built.runs, *(t.runs for t in imported.values())])
+        steps = pl.concat([built.steps, *(t.steps for t in imported.values())])
+        labelled = runs.filter(pl.col("run_id").is_in(list(self.gold)))
+        self.feats = build(labelled, steps, hashed_dim(config))
+        self.groups = {r: BUILT for r in self.built_gold} | {
+            row["run_id"]: _subset_name(row)
+            for row in labelled.select("run_id", "benchmark", "subset").iter_rows(named=True)
+            if row["run_id"] not in self.built_gold
+        }
+
+    def fit(self, imported_gold: dict[str, dict[str, int]]) -> TracerModel:
+        """A model of the used built labels and these imported ones, weighted."""
+        extra = [r for g in imported_gold.values() for r in g]
+        gold = {**self.used_built, **{r: s for g in imported_gold.values() for r, s in g.items()}}
+        weights = _weights(len(self.used_built), extra, self.share)
+        return fit_features(self.feats, gold, self.config, weights)
+
+    def out_of_fold(self, folds: int) -> pl.DataFrame:
+        """Each imported run predicted by a model fitted without its fold's labels."""
+        parts = []
+        for name, tables in self.imported.items():
+            if tables.labels.height < 2:
+                continue
+            fold = fold_of(tables.runs, tables.labels, folds, self.config.seed)
+            for f in sorted(set(fold.values())):
+                held = {r for r, k in fold.items() if k == f}
+                rest = {r: s for r, s in self.imported_gold[name].items() if r not in held}
+                model = self.fit({**self.imported_gold, name: rest})
+                parts.append(predict_features(model, self.feats, held))
+            log.info("tracer_lite: %s predicted out of %d folds", name, len(set(fold.values())))
+        return pl.concat(parts).sort("run_id") if parts else empty(PREDICTIONS)
+
+
 def fit_tracer(
     built: Tables,
     imported: dict[str, Tables],
@@ -74,45 +136,15 @@ def fit_tracer(
 ) -> Fitted:
     """Fit on the built train split (when `use_built`) and the imported datasets' labels,
     the built-only model beside it, and the imported runs' out-of-fold predictions."""
-    built_gold = _gold(built.labels.filter(pl.col("split") == "train"))
-    imported_gold = {name: _gold(t.labels) for name, t in imported.items()}
-    labelled = [*built_gold, *(r for g in imported_gold.values() for r in g)]
-    runs = pl.concat([built.runs, *(t.runs for t in imported.values())])
-    steps = pl.concat([built.steps, *(t.steps for t in imported.values())])
-    feats = build(runs.filter(pl.col("run_id").is_in(labelled)), steps, hashed_dim(config))
-
-    def fit_on(gold_by_name: dict[str, dict[str, int]]) -> TracerModel:
-        mine = built_gold if use_built else {}
-        extra = [r for g in gold_by_name.values() for r in g]
-        gold = {**mine, **{r: s for g in gold_by_name.values() for r, s in g.items()}}
-        return fit_features(feats, gold, config, _weights(len(mine), extra, share))
-
-    model = fit_on(imported_gold)
-    model.trained_on = {"built": len(built_gold)} if use_built else {}
-    model.trained_on |= {name: len(g) for name, g in imported_gold.items()}
-    built_model = fit_features(feats, built_gold, config)
-    built_model.trained_on = {"built": len(built_gold)}
+    training = Training(built, imported, config, use_built, share)
+    model = training.fit(training.imported_gold)
+    model.trained_on = {"built": len(training.built_gold)} if use_built else {}
+    model.trained_on |= {name: len(g) for name, g in training.imported_gold.items()}
+    built_model = fit_features(training.feats, training.built_gold, config)
+    built_model.trained_on = {"built": len(training.built_gold)}
     built_model.name = f"{model.name}_built"
-    held_out = []
-    for name, tables in imported.items():
-        if tables.labels.height < 2:
-            continue
-        fold = fold_of(tables.runs, tables.labels, folds, config.seed)
-        for f in sorted(set(fold.values())):
-            held = {r for r, k in fold.items() if k == f}
-            rest = {r: s for r, s in imported_gold[name].items() if r not in held}
-            fold_model = fit_on({**imported_gold, name: rest})
-            held_out.append(predict_features(fold_model, feats, held))
-        log.info("%s: %s predicted out of %d folds", model.name, name, len(set(fold.values())))
-    out = pl.concat(held_out).sort("run_id") if held_out else empty(PREDICTIONS)
-    groups = {r: BUILT for r in built_gold} | {
-        r: _subset_name(row)
-        for t in imported.values()
-        for row in t.runs.select("run_id", "benchmark", "subset").iter_rows(named=True)
-        if (r := row["run_id"]) in labelled
-    }
-    gold = {**built_gold, **{r: s for g in imported_gold.values() for r, s in g.items()}}
-    return Fitted(model, built_model, out, feature_means(feats, gold, groups))
+    lifts = feature_means(training.feats, training.gold, training.groups)
+    return Fitted(model, built_model, training.out_of_fold(folds), lifts)
 
 
 BUILT = "built (train split)"
