@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 
 from whowhen.benchmarks.arithmetic import SPEC
+from whowhen.benchmarks.arithmetic.actions import CODE_TOOLS, said
+from whowhen.benchmarks.arithmetic.experts import ExpertChatSystem
 from whowhen.operators import build_operators
 from whowhen.runtime import Action, Step
 
@@ -25,6 +27,7 @@ from .coherence_checks import modes_test, reference_test, swept_test
 BENCHMARK = "arithmetic"
 SYSTEMS = tuple(SPEC.policies)
 OPERATORS = build_operators([SPEC], generic={})  # this package's only: no generic slip
+TERMINATE = ExpertChatSystem.end.strip()
 _NUM = r"-?\d+(?:\.\d+)?"
 _FAMILIES = {
     "add": re.compile(r"\b(?:add|adding|adds|plus)\b", re.I),
@@ -64,7 +67,7 @@ def _computed(tool: str | None, args: dict[str, Any]) -> tuple[str, str, str] | 
     """(op, left, right) of the expression or one-line program the step runs, or None."""
     if tool == "calculator":
         m = _EXPRESSION.match(str(args.get("expression", "")))
-    elif tool == "run_python":
+    elif tool in CODE_TOOLS:
         m = _PROGRAM.match(str(args.get("code", "")).strip())
     else:
         return None
@@ -76,7 +79,7 @@ def _computed(tool: str | None, args: dict[str, Any]) -> tuple[str, str, str] | 
 
 def _calculation(text: str, tool: str | None, args: dict[str, Any]) -> str | None:
     """What contradicts itself in a calculation step (text naming an operation)."""
-    if tool not in ("calculator", "run_python"):
+    if tool not in ("calculator", *CODE_TOOLS):
         return f"the text announces a calculation, the step calls {tool or 'no tool'}"
     computed = _computed(tool, args)
     families = _families(text)
@@ -92,7 +95,8 @@ def _calculation(text: str, tool: str | None, args: dict[str, Any]) -> str | Non
 
 def contradiction(step: Action | Step) -> str | None:
     """What in this one step contradicts the rest of it, or None when it is consistent."""
-    text, tool, args = step.content.strip(), step.tool, step.tool_args or {}
+    text = said(step.content).removesuffix(TERMINATE).strip()
+    tool, args = step.tool, step.tool_args or {}
     answer = _ANSWER_WORDS.search(text)
     literal = _LITERAL.search(text)
     if answer is not None or tool == "final_answer":
@@ -130,7 +134,7 @@ def contradiction(step: Action | Step) -> str | None:
         return None
     if tool == "calculator":
         return "a calculation with a text that states none"
-    if tool == "run_python":
+    if tool in CODE_TOOLS:
         code = str(args.get("code", ""))
         missing = [x for x in re.findall(_NUM, text) if x not in code]
         return f"the text's {missing} are not in the program" if missing else None

@@ -1,5 +1,5 @@
 """Tool code several benchmarks share: the calculator, number formatting, `final_answer`
-and the sandboxed `run_python`.
+and the sandboxed `run_python` (also as a group chat's `Computer_terminal`).
 
 Why one module below the benchmark packages: arithmetic, table QA and chart QA all
 format numbers and compute with the same calculator, and every environment offers
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
 from typing import Any
 
 from whowhen.runtime import Action
@@ -100,7 +101,17 @@ RUN_PYTHON_TOOL: dict[str, Any] = {
 """Code-as-action: offered by every environment, so a code agent can pair with any of them."""
 
 
-_RUNS: dict[str, str] = {}
+TERMINAL_TOOL: dict[str, Any] = {
+    **RUN_PYTHON_TOOL,
+    "name": "Computer_terminal",
+    "description": (
+        "Run the Python program quoted in the message (sandboxed as run_python) and report "
+        "its exit code and output, as a group chat's code executor does."
+    ),
+}
+"""An expert group chat's code runner: run_python under the speaker name AG2 gives it."""
+
+_RUNS: dict[str, tuple[str, str, str]] = {}
 """Output of programs that ran to an end (ok or error) in this process, by their code: a
 warm start replays a recorded prefix's programs, and each replay would otherwise start
 the sandbox again for an output that is a function of the code alone."""
@@ -113,18 +124,44 @@ def run_python(args: dict[str, Any]) -> str:
     Only the standard library is importable (the sandbox runs `python -I -S`), which keeps
     the output a function of the code alone, so a program that ran to an end is run once
     per process. One stopped by a limit (time, memory, output) is run again each time."""
-    code = str(args.get("code", ""))
+    status, out, tail = _run(str(args.get("code", "")))
+    if status != "ok":
+        out = f"{out}\n[{status}] {tail}".strip()
+    return out or "(no output)"
+
+
+def _run(code: str) -> tuple[str, str, str]:
+    """(status, stdout, last line of stderr) of a sandboxed program, cached by its code."""
     if code in _RUNS:
         return _RUNS[code]
     result = sandboxed(code, Limits(wall_s=10.0, cpu_s=5, memory_mb=512))
-    text = result.stdout.rstrip()
-    if result.status != "ok":
-        tail = result.stderr.strip().splitlines()[-1:] or [result.status]
-        text = f"{text}\n[{result.status}] {tail[0]}".strip()
-    text = text or "(no output)"
+    tail = result.stderr.strip().splitlines()[-1:] or [result.status]
+    ran = (result.status, result.stdout.rstrip(), tail[0])
     if result.status in ("ok", "error") and len(_RUNS) < _MAX_RUNS:
-        _RUNS[code] = text
-    return text
+        _RUNS[code] = ran
+    return ran
+
+
+TERMINAL = TERMINAL_TOOL["name"]
+"""The speaker that runs an expert group chat's code, as AG2's group chats (and the
+Who&When runs recorded from them) name it: its output is an observation, not a turn."""
+_EXIT = re.compile(r"^exitcode: -?[0-9]+ \([^)]*\)\nCode output: ?", re.S)
+
+
+def computer_terminal(args: dict[str, Any]) -> str:
+    """`run_python` as AG2's code executor reports it: the exit code, then the output (the
+    error's last line on a failure), so built group chats read like recorded ones."""
+    status, out, tail = _run(str(args.get("code", "")))
+    if status == "ok":
+        return f"exitcode: 0 (execution succeeded)\nCode output: {out}"
+    reason = "execution failed" if status == "error" else f"execution stopped: {status}"
+    return f"exitcode: 1 ({reason})\nCode output: {out}\n{tail}".rstrip()
+
+
+def code_output(text: str) -> str:
+    """What a program printed, from either code tool's observation (the terminal's exit
+    code line dropped): policies read results the same way whichever tool ran them."""
+    return _EXIT.sub("", text, count=1).strip()
 
 
 def final_action(actor: str, answer: str, verified_steps: int | None = None) -> Action:

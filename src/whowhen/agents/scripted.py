@@ -1,5 +1,6 @@
 """What every scripted reference policy shares: the seeded slip model, the single-agent
-ReAct shell, and the solver + verifier turn-taking.
+ReAct shell, the solver + verifier turn-taking, the orchestrator's routing and the expert
+group chat's.
 
 A benchmark's policies only say what the solver does next, how the verifier checks the
 attempt, and what the lone ReAct agent does; who speaks when, and when a slip happens,
@@ -226,3 +227,24 @@ class ScriptedOrchestrator(ScriptedSystem):
         if who == "verifier":
             return self.verify(history)
         return self.work(who, history)
+
+
+class ScriptedExpertChat(ScriptedSystem):
+    """An AG2-style expert group chat: domain experts take turns, code they write runs on
+    the `Computer_terminal` (its output is an observation), and a verification expert
+    closes with the answer. The chat manager is the speaker rule: `speaker(history)`
+    picks who talks next, `speak(who, history)` is what they say; both are the
+    subclass's. `end` is the closing word of the last message (AG2's TERMINATE)."""
+
+    name, topology = "expert_chat", "multi"
+    agents: tuple[str, ...] = ("Domain_Expert", "Verification_Expert")
+    end = ""
+
+    def speaker(self, history: Sequence[Step]) -> str:
+        raise NotImplementedError
+
+    def speak(self, who: str, history: Sequence[Step]) -> Action:
+        raise NotImplementedError
+
+    def decide(self, history: Sequence[Step]) -> Action:
+        return self.speak(self.speaker(history), history)

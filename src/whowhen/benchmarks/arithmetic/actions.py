@@ -30,6 +30,10 @@ from whowhen.benchmarks.arithmetic.phrases import (
 )
 from whowhen.benchmarks.arithmetic.tasks import OPS, SYMBOL_TO_OP, parse_problem, parse_story
 from whowhen.runtime import Action, Step
+from whowhen.tools import TERMINAL, code_output
+
+CODE_TOOLS = ("run_python", TERMINAL)
+"""The tools that run a program: code-as-action's, and a group chat's terminal."""
 
 # --- step builders and readers (shared with the operators) ----------------------------
 
@@ -82,9 +86,15 @@ def parse_calc(action: Action | Step) -> tuple[str, str, str, str] | None:
     return SYMBOL_TO_OP[sym], stated[1] if stated else expr_a, n, expr_a
 
 
+def said(content: str) -> str:
+    """A step's words without the program it quotes (a group chat's expert writes its
+    code into the message, as a fenced block under the words)."""
+    return content.split("\n```", 1)[0]
+
+
 def step_style(action: Action | Step) -> int:
     """The wording an operation step uses (0 when it is not one)."""
-    stated = _stated(action.content)
+    stated = _stated(said(action.content))
     return stated[3] if stated else 0
 
 
@@ -119,10 +129,13 @@ def plan_action(history: Sequence[Step], actor: str) -> Action:
     return Action(actor, text)
 
 
-def approval_action(answer: str, k: int, history: Sequence[Step]) -> Action:
-    """The verifier's approval, worded by the draw at this step."""
+def approval_action(
+    answer: str, k: int, history: Sequence[Step], actor: str = "verifier", end: str = ""
+) -> Action:
+    """The verifier's approval, worded by the draw at this step (`end`: a closing word
+    after it, such as a group chat's TERMINATE)."""
     text = phrasing.phrase(history, "arith.approve", _APPROVALS, answer=answer, k=k)
-    return Action("verifier", text, "final_answer", {"answer": answer})
+    return Action(actor, f"{text}{end}", "final_answer", {"answer": answer})
 
 
 def _task_text(history: Sequence[Step]) -> str:
@@ -153,7 +166,7 @@ def _output(history: Sequence[Step], step: Step) -> str | None:
     if index is None or index + 1 >= len(history):
         return None
     nxt = history[index + 1]
-    return nxt.content.strip() if nxt.kind == "observation" else None
+    return code_output(nxt.content) if nxt.kind == "observation" else None
 
 
 def progress(
@@ -172,7 +185,7 @@ def progress(
             steps.append(s)
             out = history[i + 1] if i + 1 < len(history) else None
             outputs.append(
-                out.content.strip() if out is not None and out.kind == "observation" else ""
+                code_output(out.content) if out is not None and out.kind == "observation" else ""
             )
     last = read(steps[-1]) if steps else None
     previous = last[1] if last is not None else str(start)
@@ -196,7 +209,7 @@ def stated_total(history: Sequence[Step], index: int) -> str | None:
     a message names (a plan's start, a note, a check-in, an acknowledgement, a proposal)."""
     step = history[index]
     nxt = history[index + 1] if index + 1 < len(history) else None
-    out = nxt.content.strip() if nxt is not None and nxt.kind == "observation" else None
+    out = code_output(nxt.content) if nxt is not None and nxt.kind == "observation" else None
     args = step.tool_args or {}
     if step.tool == "calculator":
         expr = str(args.get("expression", "")).strip()
@@ -205,7 +218,7 @@ def stated_total(history: Sequence[Step], index: int) -> str | None:
             return retry.group(1)
         undo = _EXPR.match(expr) if UNDO.read(step.content) else None
         return undo.group(1) if undo else _number(out)
-    if step.tool == "run_python":
+    if step.tool in CODE_TOOLS:
         if parse_code(step) is not None:
             return _number(out)
         check = _CODE_TOTAL.match(str(args.get("code", "")))
@@ -247,11 +260,11 @@ def redo_offset(history: Sequence[Step], since: int) -> int:
     return int(redo.group("i")) - 1 if redo else 0
 
 
-def restart_point(history: Sequence[Step]) -> int:
+def restart_point(history: Sequence[Step], verifier: str = "verifier") -> int:
     """Index of the verifier's last send-back (0 if none): the solver starts over there."""
     for i in range(len(history) - 1, 0, -1):
         s = history[i]
-        if s.actor == "verifier" and s.tool is None and REJECTION_RE.match(s.content):
+        if s.actor == verifier and s.tool is None and REJECTION_RE.match(s.content):
             return i
     return 0
 
@@ -264,22 +277,31 @@ _CODE = re.compile(rf"^print\(({_NUM}) (\+|-|\*|//) ({_NUM})\)$")
 
 
 def code_action(
-    actor: str, op: str, a: str, n: str, code_a: str | None = None, style: int = 0
+    actor: str,
+    op: str,
+    a: str,
+    n: str,
+    code_a: str | None = None,
+    style: int = 0,
+    tool: str = "run_python",
 ) -> Action:
     """A code step: the stated intent, and the program actually run (`code_a` differs from
     `a` only for an action error: right intent, mistyped total). Division is exact in this
-    benchmark, so the program uses `//` and prints an integer."""
+    benchmark, so the program uses `//` and prints an integer. For the terminal, the
+    message also quotes the program, as a group chat's expert writes it."""
     code = f"print({code_a if code_a is not None else a} {_PY_SYMBOL[op]} {n})"
     text = _TEMPLATES[op][style % _STYLES].format(n=n, a=a)
-    return Action(actor, text, "run_python", {"code": code})
+    if tool == TERMINAL:
+        text = f"{text}\n```python\n{code}\n```"
+    return Action(actor, text, tool, {"code": code})
 
 
 def parse_code(action: Action | Step) -> tuple[str, str, str, str] | None:
     """(op, a, n, code_a) of a code step in the form `code_action` writes, else None."""
-    if action.tool != "run_python" or not action.tool_args:
+    if action.tool not in CODE_TOOLS or not action.tool_args:
         return None
     m = _CODE.match(str(action.tool_args.get("code", "")).strip())
-    stated = _stated(action.content)
+    stated = _stated(said(action.content))
     if not m or not stated:
         return None
     code_a, sym, n = m.groups()

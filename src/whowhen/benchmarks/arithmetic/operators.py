@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from whowhen.benchmarks.arithmetic.actions import (
+    CODE_TOOLS,
     answer_action,
     approval_action,
     calc_action,
@@ -29,6 +31,7 @@ from whowhen.benchmarks.arithmetic.actions import (
     restart_point,
     step_style,
 )
+from whowhen.benchmarks.arithmetic.experts import CHECKER, CODER, ExpertChatSystem
 from whowhen.benchmarks.arithmetic.phrases import REJECTION_RE
 from whowhen.benchmarks.arithmetic.restatements import (
     distorted_total,
@@ -47,16 +50,17 @@ def _policy_step(
     action: Action, history: Sequence[Step]
 ) -> tuple[str, int, list[tuple[str, int]], Callable[..., Action]] | None:
     """(running total, index of the operation this step applies, operations, step builder)
-    when `action` is exactly the single agent's next calculation or program; else None.
-    The solver of the two-agent system is left out: the verifier counts and checks its
-    calculations, so these planning slips would only ever be caught and redone there."""
-    if action.actor != "assistant":
+    when `action` is exactly the single agent's (or the group chat's coder's) next
+    calculation or program; else None. The solver of the two-agent system is left out: the
+    verifier checks the operation of each calculation, so these planning slips would only
+    ever be caught and redone there (the group chat's verifier only counts programs)."""
+    if action.actor not in ("assistant", CODER):
         return None
     problem = shown_problem(history)
     if action.tool == "calculator":
         parsed, build = parse_calc(action), calc_action
-    elif action.tool == "run_python":
-        parsed, build = parse_code(action), code_action
+    elif action.tool in CODE_TOOLS:
+        parsed, build = parse_code(action), partial(code_action, tool=action.tool)
     else:
         return None
     if problem is None or parsed is None:
@@ -71,7 +75,7 @@ def _policy_step(
     return a, done, ops, build
 
 
-@covers("react", "code_act")
+@covers("react", "code_act", "expert_chat")
 def premature_finish(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """planning.premature_finish: after at least one operation, the running total is given
     as the answer instead of applying the next operation."""
@@ -81,7 +85,7 @@ def premature_finish(action: Action, rng: random.Random, history: Sequence[Step]
     return answer_action(action.actor, step[0], history)
 
 
-@covers("react")
+@covers("react", "expert_chat")
 def wrong_subgoal(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """planning.wrong_subgoal: the step applies the operation after the next one (stated and
     computed), so the next one is skipped: the policy goes on counting from there."""
@@ -105,40 +109,43 @@ def distorted_handoff(action: Action, rng: random.Random, history: Sequence[Step
     return proposal_action("solver", n, typo(total, rng), style)
 
 
-@covers("solver_verifier")
+@covers("solver_verifier", "expert_chat")
 def false_approval(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """verification.false_approval: instead of sending the solver back, the verifier
     answers with the proposal it should have rejected, in its approval wording."""
     problem = shown_problem(history)
-    if action.actor != "verifier" or action.tool is not None or problem is None:
+    end = {"verifier": "", CHECKER: ExpertChatSystem.end}.get(action.actor)
+    if end is None or action.tool is not None or problem is None:
         return None
     if not _REJECTION_RE.match(action.content):
         return None
     proposed = parse_proposal(history[-1].content) if history else None
     if not proposed:
         return None
-    return approval_action(proposed[1], len(problem[1]), history)
+    return approval_action(proposed[1], len(problem[1]), history, action.actor, end)
 
 
 @covers("solver_verifier")
 def ignored_message(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """coordination.ignored_message: sent back by the verifier, the solver re-sends the
-    proposal it made before the rejection, as if the rejection had not come."""
-    if action.actor != "solver" or action.tool is not None:
+    proposal it made before the rejection, as if the rejection had not come. (In the group
+    chat the verifier counts the programs again and sends it back once more: recovered.)"""
+    verifier = {"solver": "verifier", CODER: CHECKER}.get(action.actor)
+    if verifier is None or action.tool is not None:
         return None
     if not parse_proposal(action.content):
         return None
-    since = restart_point(history)
+    since = restart_point(history, verifier)
     if not since:
         return None
     earlier = [
         s
         for s in history[:since]
-        if s.actor == "solver" and s.tool is None and parse_proposal(s.content)
+        if s.actor == action.actor and s.tool is None and parse_proposal(s.content)
     ]
     if not earlier or earlier[-1].content == action.content:
         return None
-    return Action("solver", earlier[-1].content)
+    return Action(action.actor, earlier[-1].content)
 
 
 _CONFUSED_OP = {"add": "sub", "sub": "add", "mul": "add", "div": "sub"}
@@ -206,9 +213,11 @@ def _as_code(mode: str) -> Callable[[Action, random.Random], Action | None]:
         style = step_style(action)
         changed = core(calc_action(action.actor, op, a, n, code_a, style=style), rng)
         back = parse_calc(changed) if changed is not None else None
-        return code_action(action.actor, *back, style=style) if back is not None else None
+        if back is None:
+            return None
+        return code_action(action.actor, *back, style=style, tool=action.tool)
 
-    return covers("code_act")(apply)
+    return covers("code_act", "expert_chat")(apply)
 
 
 OPERATORS: dict[str, Operator | tuple[Operator, ...]] = {

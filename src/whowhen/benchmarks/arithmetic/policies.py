@@ -42,6 +42,7 @@ from whowhen.benchmarks.arithmetic.actions import (
     restart_point,
 )
 from whowhen.benchmarks.arithmetic.code_act import CodeActSystem
+from whowhen.benchmarks.arithmetic.experts import ExpertChatSystem
 from whowhen.benchmarks.arithmetic.phrases import (
     _ACKS,
     _CHECKIN_RE,
@@ -338,5 +339,6 @@ POLICIES: dict[str, type] = {
     "react": ReactSystem,
     "solver_verifier": SolverVerifierSystem,
     "code_act": CodeActSystem,
+    "expert_chat": ExpertChatSystem,
 }
 """System name -> this benchmark's scripted reference policy."""

@@ -25,6 +25,7 @@ from whowhen.benchmarks.arithmetic.actions import (
     answer_action,
     progress,
 )
+from whowhen.benchmarks.arithmetic.experts import CODER, PLANNER
 from whowhen.benchmarks.arithmetic.phrases import (
     _NUM,
     ACK,
@@ -60,6 +61,8 @@ direction), and the field that holds it."""
 _HANDOFFS = {
     "solver": ((CHECKIN, "total"), (REPORT, "total")),
     "verifier": ((ACK, "total"), (SELF_NOTE, "value")),
+    CODER: ((CHECKIN, "total"),),
+    PLANNER: ((ACK, "total"),),
 }
 """Per agent, the messages to the other agent that pass the running total on."""
 
@@ -103,13 +106,13 @@ def _note(action: Action, rng: random.Random, history: Sequence[Step]) -> Action
     return None
 
 
-@covers("react", "code_act")
+@covers("react", "code_act", "expert_chat")
 def misread_total(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
-    """perception.misread_value: a lone agent's plan, note, confirmation, recap or answer
-    states a misread running total (the plan a misread start); the next steps work from it.
-    """
+    """perception.misread_value: a lone agent's (or the group chat's planner's) plan, note,
+    confirmation, recap or answer states a misread running total (the plan a misread
+    start); the next steps work from it."""
     problem = shown_problem(history)
-    if problem is None or action.actor != "assistant":
+    if problem is None or action.actor not in ("assistant", PLANNER):
         return None
     if action.tool == "final_answer":
         answer = str((action.tool_args or {}).get("answer", ""))
@@ -125,7 +128,7 @@ def misread_total(action: Action, rng: random.Random, history: Sequence[Step]) -
     return _note(action, rng, history)
 
 
-@covers("solver_verifier")
+@covers("solver_verifier", "expert_chat")
 def distorted_total(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """coordination.distorted_handoff: a check-in or report of the solver, or the
     verifier's acknowledgement or spot-check note, passes on another running total than the
