@@ -133,8 +133,8 @@ def test_registry_and_prompts() -> None:
     bench = get_benchmark("web_shop")
     assert (bench.modality, bench.category) == ("text", "web")
     assert {t["name"] for t in bench.tools} == TOOLS
-    from whowhen.benchmarks.web_shop.policies import POLICIES
     from whowhen.benchmarks.web_shop.prompts import PROMPTS
+    from whowhen.benchmarks.web_shop.systems import POLICIES
 
     for system, cls in POLICIES.items():
         assert set(PROMPTS[system]) == set(cls.agents)

@@ -20,6 +20,17 @@ PROMPTS: dict[str, dict[str, str]] = {
         "verifier": "You check every calculation's operation against the problem; if all are "
         "right call final_answer with the proposed answer, else send the solver back.",
     },
+    "expert_chat": {
+        "Arithmetic_Expert": "You are the arithmetic expert of a group chat: read the word "
+        "problem, state the start and how many operations it has, and confirm the running "
+        "total when the Python_Expert reports progress.",
+        "Python_Expert": "You are the Python expert: compute one operation per program, quoting "
+        "it in a python code block for the Computer_terminal to run, carry the running total, "
+        "and propose the answer when all operations are done.",
+        "Verification_Expert": "You are the verification expert: count the programs against the "
+        "problem's operations (send a short count back), re-run the last step, then give the "
+        "final answer and end with TERMINATE.",
+    },
 }
 """System -> agent -> the role prompt an LLM playing that agent gets."""
 

@@ -343,5 +343,5 @@ def _excluded(history: Sequence[Step]) -> set[str]:
     return set()
 
 
-POLICIES: dict[str, type] = {"react": ShopReactSystem, "orchestrator": ShopOrchestratorSystem}
-"""System name -> this benchmark's scripted reference policy."""
+SHOPPERS: dict[str, type] = {"react": ShopReactSystem, "orchestrator": ShopOrchestratorSystem}
+"""The shopping systems written here (the ledger orchestrator is `web_shop.ledger`)."""

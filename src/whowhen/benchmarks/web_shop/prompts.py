@@ -23,5 +23,15 @@ PROMPTS: dict[str, dict[str, str]] = {
         "it matches, call checkout, otherwise send it back to the orchestrator with the reason "
         "(when nothing fits, check out the cart as it is).",
     },
+    "ledger": {
+        "Orchestrator": "You lead a team (WebSurfer, FileSurfer, Coder, ComputerTerminal) to "
+        "buy the item the instruction describes. Write an initial plan; before every turn, "
+        "write an updated ledger as JSON (is_request_satisfied, is_in_loop, "
+        "is_progress_being_made, next_speaker, instruction_or_question, each with a reason "
+        "and an answer), then give the next speaker its instruction as 'To <agent>: ...'.",
+        "WebSurfer": "You operate the shop's browser: carry out the Orchestrator's instruction "
+        "with one action (search, click, select_option, add_to_cart, checkout) and say what "
+        "you did, or report the open item's price and options when asked.",
+    },
 }
 """System -> agent -> the role prompt an LLM playing that agent would get."""
