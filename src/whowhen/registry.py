@@ -11,7 +11,8 @@ a `file` key is a dataset-file benchmark (`benchmarks.dataset_file`) under any n
 
 Systems (`SYSTEM_KINDS`, a `whowhen.plugins.Registry`): react (ReAct tool calling),
 code_act (code as action), solver_verifier, orchestrator (orchestrator + specialist workers
-+ verifier) and pipeline (coder -> tester -> reviewer) are scripted, and pair with the
++ verifier), pipeline (coder -> tester -> reviewer), expert_chat (an AG2-style group chat)
+and ledger (a Magentic-One-style ledger orchestrator) are scripted, and pair with the
 benchmarks whose package has a policy for them. `llm_<system>` is the same system played
 by models (one per role, `agents.roles`), on the same benchmarks; `llm_react` also on any
 benchmark that declares its tools. A framework system (`frameworks.systems`, e.g.

@@ -127,7 +127,9 @@ def _gold_step(data: dict[str, Any], n_steps: int, source: str) -> int:
 def _steps(
     run_id: str, history: list[Any], tool_speakers: Collection[str], source: str
 ) -> list[dict[str, Any]]:
-    """Every entry is a step (original indexing); a tool speaker's is an observation."""
+    """Every entry is a step (original indexing); a tool speaker's is an observation, and
+    so is an entry whose chat role is `tool` (what a tool's output carries in an exported
+    built run; Who&When's own files never use that role)."""
     steps = []
     for i, entry in enumerate(history):
         if not isinstance(entry, dict) or not isinstance(entry.get("content"), str):
@@ -140,7 +142,7 @@ def _steps(
                 "entry needs a 'role' or 'name'", path=source, field=f"history.{i}.role"
             )
         actor = entry["name"] if _named(entry) else agent_of_role(role)
-        kind = "observation" if actor in tool_speakers else "message"
+        kind = "observation" if actor in tool_speakers or role == "tool" else "message"
         steps.append(
             step_row(
                 run_id,

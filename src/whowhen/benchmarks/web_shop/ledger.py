@@ -51,6 +51,8 @@ INSTRUCTIONS = {
     "checkout": "Please click 'Checkout' to place the order with the cart as it is.",
 }
 """Tool -> the Orchestrator's instruction that asks the WebSurfer for that action."""
+SATISFIED = "The cart holds what was asked for; only the checkout is left."
+NEXT_STEP = "This is the next step towards the purchase."
 ASK_REPORT = "Please report the price of the open item and the options it offers."
 REPORT = "The open item is [{item}] {name} at {price}; it offers {offers}."
 _REPORT = re.compile(
@@ -218,16 +220,11 @@ class ShopLedgerSystem(ScriptedLedger):
         reason, moving = _progress(history)
         said = instruction(move)
         fields: dict[str, tuple[str, object]] = {
-            "is_request_satisfied": (
-                "The cart holds what was asked for; only the checkout is left."
-                if done
-                else "The item is not bought yet.",
-                done,
-            ),
+            "is_request_satisfied": (SATISFIED if done else "The item is not bought yet.", done),
             "is_in_loop": ("We are not repeating the same requests.", False),
             "is_progress_being_made": (reason, moving),
             "next_speaker": ("The next step is an action in the browser.", SURFER),
-            "instruction_or_question": ("This is the next step towards the purchase.", said),
+            "instruction_or_question": (NEXT_STEP, said),
         }
         return Action(ORCHESTRATOR, ledger_text(fields))
 

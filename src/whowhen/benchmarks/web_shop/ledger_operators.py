@@ -26,7 +26,9 @@ from whowhen.benchmarks.web_shop.belief import spec_of
 from whowhen.benchmarks.web_shop.ledger import (
     DONE_BY,
     INSTRUCTIONS,
+    NEXT_STEP,
     ORCHESTRATOR,
+    SATISFIED,
     SURFER,
     read_instruction,
     read_report,
@@ -62,7 +64,10 @@ def unsupported_offer(action: Action, rng: random.Random, history: Sequence[Step
         return None
     options = dict(item.options)
     for name, value in spec.want:
-        options[name] = tuple(sorted({*options.get(name, ()), value}))
+        values = list(options.get(name, ()))
+        if value not in values:  # listed where the page could have listed it
+            values.insert(rng.randrange(len(values) + 1), value)
+        options[name] = tuple(values)
     claimed = Item(item.item_id, item.name, item.cents, tuple(options.items()))
     return Action(SURFER, report_text(claimed))
 
@@ -90,12 +95,11 @@ def _ledger(action: Action) -> dict | None:
     return body if isinstance(body, dict) else None
 
 
-def _satisfied(body: dict, reason: str) -> Action:
-    body = {**body, "is_request_satisfied": {"reason": reason, "answer": True}}
-    body["instruction_or_question"] = {
-        "reason": "Only the order is left to place.",
-        "answer": INSTRUCTIONS["checkout"],
-    }
+def _satisfied(body: dict) -> Action:
+    """The ledger declaring the request satisfied, in the words of a true one (a wording
+    of its own would tell the injected step from the rest)."""
+    body = {**body, "is_request_satisfied": {"reason": SATISFIED, "answer": True}}
+    body["instruction_or_question"] = {"reason": NEXT_STEP, "answer": INSTRUCTIONS["checkout"]}
     return Action(ORCHESTRATOR, LEDGER_HEAD + json.dumps(body, indent=2))
 
 
@@ -112,7 +116,7 @@ def early_checkout(action: Action, rng: random.Random, history: Sequence[Step]) 
     asked = _asked(body) if body is not None else None
     if body is None or asked is None or asked[0] not in ("select_option", "add_to_cart"):
         return None
-    return _satisfied(body, "The item is chosen, so the request is as good as done.")
+    return _satisfied(body)
 
 
 @covers("ledger")
@@ -125,7 +129,7 @@ def trusted_cart(action: Action, rng: random.Random, history: Sequence[Step]) ->
         return None
     if not asked[1].get("target", "").startswith("remove "):
         return None
-    return _satisfied(body, "The cart has an item in it, so the request is satisfied.")
+    return _satisfied(body)
 
 
 @covers("ledger")

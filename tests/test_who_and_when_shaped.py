@@ -1,0 +1,120 @@
+"""The two built systems shaped like the ones Who&When's runs come from: an AG2-style
+expert group chat (arithmetic) and a Magentic-One-style ledger orchestrator (web shop).
+Their runs succeed without slips, speak with the recorded runs' speaker roles, report tool
+output as observations, are as long as the recorded ones, and come back through the
+Who&When export and import with the same speakers, kinds and gold step."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from whowhen.dataset.export import export_who_and_when
+from whowhen.imports.who_and_when import import_who_and_when
+from whowhen.registry import BENCHMARKS
+from whowhen.runtime import Step
+from whowhen.runtime.episode import Episode, run_episode
+from whowhen.runtime.records import step_rows
+
+
+def _episodes(benchmark: str, system: str, n: int) -> list[list[Step]]:
+    spec = BENCHMARKS[benchmark]
+    out = []
+    for i, task in enumerate(spec.make_tasks({"n_tasks": n}, 1)):
+        episode = run_episode(spec.make_env(task), spec.policies[system](seed=i), 400)
+        assert episode.end_reason == "done" and episode.verdict is not None
+        assert episode.verdict.success, (system, task.task_id)
+        out.append(episode.history)
+    return out
+
+
+@pytest.fixture(scope="module")
+def chats() -> list[list[Step]]:
+    return _episodes("arithmetic", "expert_chat", 12)
+
+
+@pytest.fixture(scope="module")
+def ledgers() -> list[list[Step]]:
+    return _episodes("web_shop", "ledger", 60)
+
+
+def test_the_group_chat_speaks_like_an_ag2_chat(chats: list[list[Step]]) -> None:
+    experts = {"Arithmetic_Expert", "Python_Expert", "Verification_Expert"}
+    for history in chats:
+        agents = {s.actor for s in history if s.is_agent_step}
+        assert agents == experts
+        terminal = [s for s in history if s.actor == "Computer_terminal"]
+        assert terminal and all(s.kind == "observation" for s in terminal)
+        assert all(
+            s.content.startswith("exitcode: 0 (execution succeeded)\nCode output: ")
+            for s in terminal
+        )
+        assert all("```python\n" in history[s.step - 1].content for s in terminal)
+        assert history[-1].actor == "Verification_Expert"
+        assert history[-1].content.endswith("TERMINATE")
+
+
+def test_the_ledger_runs_are_as_long_as_magentic_one_runs(ledgers: list[list[Step]]) -> None:
+    lengths = sorted(sum(s.is_agent_step for s in h) for h in ledgers)
+    assert statistics.median(lengths) >= 30
+    assert lengths[int(0.9 * len(lengths))] >= 80
+    for history in ledgers:
+        assert {s.actor for s in history if s.is_agent_step} == {"Orchestrator", "WebSurfer"}
+        orchestrator = [s.content for s in history if s.actor == "Orchestrator"]
+        assert orchestrator[0].startswith("Initial plan:")
+        ledgers_said = [
+            json.loads(t.split("\n", 1)[1])
+            for t in orchestrator
+            if t.startswith("Updated Ledger:\n")
+        ]
+        assert ledgers_said and all("instruction_or_question" in b for b in ledgers_said)
+        assert ledgers_said[-1]["is_request_satisfied"]["answer"] is True
+        assert any(t.startswith("To WebSurfer: ") for t in orchestrator)
+
+
+@pytest.mark.parametrize("which", ["chats", "ledgers"])
+def test_built_runs_come_back_through_the_who_and_when_files(
+    which: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    histories = request.getfixturevalue(which)[:3]
+    runs, steps, labels = [], [], []
+    for i, history in enumerate(histories):
+        run_id = f"run{i}"
+
+        steps += step_rows(Episode(history=list(history)), run_id)
+        runs.append(
+            {
+                "run_id": run_id,
+                "task_id": f"t{i}",
+                "question": history[0].content,
+                "gold_answer": "x",
+            }
+        )
+        gold = next(s for s in history if s.is_agent_step and s.step > 2)
+        labels.append(
+            {
+                "run_id": run_id,
+                "decisive_agent": gold.actor,
+                "decisive_step": gold.step,
+                "reason": "injected",
+                "mode": None,
+            }
+        )
+    export_who_and_when(pl.DataFrame(runs), pl.DataFrame(steps), pl.DataFrame(labels), tmp_path)
+    result = import_who_and_when(tmp_path, "Algorithm-Generated")
+    assert not result.errors
+    tables = result.tables()
+    back = tables["steps"]
+    names = {r["run_id"]: r["task_id"] for r in tables["runs"].to_dicts()}
+    for run_id, task_id in names.items():
+        history = histories[int(task_id.removeprefix("t"))]
+        mine = back.filter(pl.col("run_id") == run_id).sort("step")
+        assert mine["actor"].to_list() == [s.actor for s in history]
+        kinds = ["observation" if s.kind == "observation" else "message" for s in history]
+        assert mine["kind"].to_list()[1:] == kinds[1:]  # the task: the user's message
+    gold = {r["decisive_step"] for r in tables["labels"].to_dicts()}
+    assert gold == {r["decisive_step"] for r in labels}
