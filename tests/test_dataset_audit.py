@@ -209,3 +209,40 @@ def test_kind_matching_caps_a_favoured_kind_and_keeps_a_fair_set() -> None:
     )
     assert match_kinds(data["labels"], runs, fair, 1.5, 0).height == data["labels"].height
     assert match_kinds(data["labels"], runs, steps, None, 0).height == data["labels"].height
+
+
+def _with_tasks(data: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    return data | {"runs": data["runs"].with_columns(pl.col("parent_run_id").alias("task_id"))}
+
+
+def test_the_predictable_step_filter_drops_the_planted_leak_and_little_else() -> None:
+    from whowhen.dataset.predictable import drop_predictable, held_out_hits
+
+    marked = _with_tasks(synthetic(n_parents=45, marker="zzmarker"))
+    clean = _with_tasks(synthetic(n_parents=45))
+    # half the items carry the marker on their gold step: a classifier finds those
+    half = marked["labels"]["run_id"].str.slice(1, 3).cast(pl.Int64) % 2 == 0
+    steps = pl.concat(
+        [
+            marked["steps"].filter(
+                pl.col("run_id").is_in(marked["labels"].filter(half)["run_id"].implode())
+            ),
+            clean["steps"].filter(
+                pl.col("run_id").is_in(clean["labels"].filter(~half)["run_id"].implode())
+            ),
+        ]
+    )
+    labels, runs = marked["labels"], marked["runs"]
+    found = held_out_hits(labels, runs, steps, 3, 1)
+    assert found.filter(pl.col("hit")).height > 2 * found["chance"].sum()
+    kept = drop_predictable(labels, runs, steps, 3, 1)
+    dropped = set(labels["run_id"]) - set(kept["run_id"])
+    planted = set(labels.filter(half)["run_id"])
+    assert dropped and len(dropped & planted) >= 0.9 * len(dropped)
+    # what is left holds no more hits than chance would give
+    left = held_out_hits(kept, runs, steps, 3, 1)
+    assert left.filter(pl.col("hit")).height <= left["chance"].sum() + 3 * left.height**0.5 / 3
+
+    # without a leak, only the noise above chance goes
+    plain = drop_predictable(clean["labels"], clean["runs"], clean["steps"], 3, 1)
+    assert plain.height >= 0.95 * clean["labels"].height

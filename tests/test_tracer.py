@@ -258,3 +258,22 @@ def test_heuristic_and_tracer_run_on_imported_who_and_when(
         run_steps = steps.filter(pl.col("run_id") == row["run_id"])
         picked = error_signal(agent_steps(run_steps), run_steps)
         assert picked is not None and (row["run_id"], *picked) in valid
+
+
+def test_a_stalled_ledger_marks_the_steps_after_it_and_long_pages_keep_their_numbers() -> None:
+    """`stalled_before` is 1 only after a progress check that says the run is stuck; in a
+    long run a step's values are read from its opening (a page dump's numbers are the
+    page's), in a short one from the whole text."""
+    from whowhen.attribution import tracer_features as tf
+
+    stalled = 'Updated Ledger:\n{"is_progress_being_made": {"reason": "none", "answer": false}}'
+    rows = [("user", "message", "Find the price.")]
+    rows += [("WebSurfer", "message", f"I typed query {i}.") for i in range(3)]
+    rows += [("Orchestrator", "message", stalled), ("WebSurfer", "message", "I clicked.")]
+    dense, _, cands = tf.run_features(steps_table("s", rows), "ledger", 64)
+    assert [d["stalled_before"] for d in dense] == [0.0, 0.0, 0.0, 0.0, 1.0]
+    assert [c["step"] for c in cands] == [1, 2, 3, 4, 5]
+
+    page = {"content": "x" * tf.LONG_HEAD + " 4711", "tool": None, "tool_args": None}
+    assert tf._nums(page) == {"4711"}  # a short run reads the whole step
+    assert tf._nums(page, tf.LONG_HEAD) == set()  # a long run reads its opening

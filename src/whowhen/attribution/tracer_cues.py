@@ -103,10 +103,16 @@ def _signature(row: dict) -> str:
     return _SPACE.sub(" ", f"{row['tool'] or ''}|{text_of(row)[:300]}".lower()).strip()
 
 
-def run_cues(rows: list[dict], cand_index: list[int], question: str | None) -> RunCues:
+def run_cues(
+    rows: list[dict], cand_index: list[int], question: str | None, head: int | None = None
+) -> RunCues:
     """Cues for the candidates `rows[i] for i in cand_index` of one run (rows in step
-    order). Values of the question count as seen before every step."""
-    nums = [numbers(r["content"]) | numbers(payload(r["tool"], r["tool_args"])) for r in rows]
+    order). Values of the question count as seen before every step; a step's values are
+    read from its text's first `head` characters (all: None) and its tool arguments."""
+    nums = [
+        numbers((r["content"] or "")[:head]) | numbers(payload(r["tool"], r["tool_args"]))
+        for r in rows
+    ]
     first_seen: dict[str, int] = dict.fromkeys(numbers(question), -1)
     for i, ns in enumerate(nums):
         for v in ns:

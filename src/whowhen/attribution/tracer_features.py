@@ -78,6 +78,7 @@ BASE = (
     "has_code",
     "tool_output_next",
     "addresses_other",
+    "stalled_before",
     *RunCues.__dataclass_fields__,
 )
 """The per-step features `run_features` computes."""
@@ -87,6 +88,13 @@ LONG_RUN = 20
 short chats (an expert group's) place their errors differently: each base feature has a
 second column that only long runs fill, so one linear model holds two sets of weights
 (20 chosen by cross-validation on real dev data; 15 and 30 scored alike)."""
+
+LONG_HEAD = 500
+"""Characters of a step's text whose values count in a long run. A long run's steps are
+page and file dumps (a web surfer's screenshot text, OCR, metadata) whose many numbers are
+the page's, not claims of the agent; the values it commits to open its step. Short runs
+read whole steps (a chat's answer often closes its message). 500 chosen by
+cross-validation on real dev data (300 and 1000 scored lower on its hand-crafted runs)."""
 
 DENSE = (*BASE, *(f"long:{name}" for name in BASE))
 """Names of the dense columns, in order (hashed tokens follow them)."""
@@ -101,6 +109,15 @@ _TOOL_LIKE = re.compile(r"terminal|computer|executor", re.I)
 _BROWSER = re.compile(r"surfer|browser|navigator|web", re.I)
 _CODE = re.compile(r"```|\bdef \w+\(|\bimport \w+")
 _ADDRESS = re.compile(r"->|\bplease\b|\bnext speaker\b|@\w+")
+_STALL = re.compile(
+    r'"is_progress_being_made"\s*:\s*\{[^{}]*?"answer"\s*:\s*false|'
+    r'"is_in_loop"\s*:\s*\{[^{}]*?"answer"\s*:\s*true|\bstalled\b|'
+    r"\bno (?:further )?progress\b|\bnot (?:making|made) (?:any )?progress|\bin a loop\b|"
+    r"\bgoing in circles\b|\bstuck\b"
+)  # on prose(): lowercase
+"""A progress check saying the run is stuck: a web orchestrator's ledger (progress false,
+or in a loop) or plain words. Annotators blame the step that sent a run astray, which
+comes before the run first notices it is stuck."""
 _FINISH = re.compile(r"\bterminate\b|final answer")  # on prose(): lowercase
 FINISH_TOOLS = ("final_answer", "checkout")
 
@@ -152,11 +169,15 @@ def run_features(
         return [], [], []
     n = len(cands)
     first_agent = cands[0]["actor"]
+    head = LONG_HEAD if n > LONG_RUN else None
     blamed, first_blamed, pick_step, error_steps = _error_signals(rows, cands)
-    cues = run_cues(rows, cand_index, question)
+    cues = run_cues(rows, cand_index, question, head)
     last_error = max(error_steps, default=-1)
     dense, tokens = [], []
-    first_seen, last_used = _number_context(rows)
+    first_seen, last_used = _number_context(rows, head)
+    first_stall = next(
+        (i for i, c in enumerate(cands) if _STALL.search(prose(c["content"] or ""))), n
+    )
     prev_actor = None
     by_actor: dict[str, list[int]] = {}
     for i, c in enumerate(cands):
@@ -166,8 +187,8 @@ def run_features(
         text = c["content"] or ""
         following = rows[k + 1] if k + 1 < len(rows) else None
         before = _SeenBefore(first_seen, k)
-        next_error, next_numbers = _next_observation(rows, k)
-        mine = _nums(c)
+        next_error, next_numbers = _next_observation(rows, k, head)
+        mine = _nums(c, head)
         new = {v for v in mine if v not in before and salient(v)}
         role = role_type(c["actor"], first_agent)
         rel = i / (n - 1) if n > 1 else 0.0
@@ -206,6 +227,7 @@ def run_features(
                 following is not None and not is_agent(following["kind"], following["actor"])
             ),
             "addresses_other": float(bool(_ADDRESS.search(f"{c['role'] or ''} {text[:300]}"))),
+            "stalled_before": float(i > first_stall),
         }
         d.update({name: getattr(cues, name)[i] for name in RunCues.__dataclass_fields__})
         prev_actor = c["actor"]
@@ -230,7 +252,9 @@ def _error_signals(
     return blamed, first_blamed, pick_step, error_steps
 
 
-def _next_observation(rows: list[dict], k: int) -> tuple[bool, frozenset[str]]:
+def _next_observation(
+    rows: list[dict], k: int, head: int | None = None
+) -> tuple[bool, frozenset[str]]:
     """(any error shown, the numbers shown) by the non-agent steps right after row k, up to
     the next agent step: per-row cached checks, never a joined copy of the text."""
     error, shown = False, frozenset[str]()
@@ -238,7 +262,7 @@ def _next_observation(rows: list[dict], k: int) -> tuple[bool, frozenset[str]]:
         if is_agent(r["kind"], r["actor"]):
             break
         error = error or has_error(r["content"])
-        shown = shown | numbers(r["content"])
+        shown = shown | numbers((r["content"] or "")[:head])
     return error, shown
 
 
@@ -253,12 +277,14 @@ class _SeenBefore:
         return self.first_seen.get(value, self.k) < self.k  # type: ignore[arg-type]
 
 
-def _number_context(rows: list[dict]) -> tuple[dict[str, int], dict[str, int]]:
+def _number_context(
+    rows: list[dict], head: int | None = None
+) -> tuple[dict[str, int], dict[str, int]]:
     """(row of each value's first mention, last agent row using each value)."""
     first_seen: dict[str, int] = {}
     last_used: dict[str, int] = {}
     for k, row in enumerate(rows):
-        mine = _nums(row)
+        mine = _nums(row, head)
         for v in mine:
             first_seen.setdefault(v, k)
         if is_agent(row["kind"], row["actor"]):
@@ -266,8 +292,10 @@ def _number_context(rows: list[dict]) -> tuple[dict[str, int], dict[str, int]]:
     return first_seen, last_used
 
 
-def _nums(row: dict) -> set[str]:
-    return numbers(row["content"]) | numbers(payload(row["tool"], row["tool_args"]))
+def _nums(row: dict, head: int | None = None) -> set[str]:
+    """The values a step states: in its text's first `head` characters (all: None) and its
+    tool arguments."""
+    return numbers((row["content"] or "")[:head]) | numbers(payload(row["tool"], row["tool_args"]))
 
 
 def _tokens(c: dict, system: str, role: str, rel: float) -> list[str]:

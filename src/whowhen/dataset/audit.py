@@ -161,7 +161,7 @@ def leakage_audit(
 
     for name, predict in position_probes(train, runs).items():
         rows.append(audit_row(name, "position", "all", score(evals, predict(eval_steps)), margin))
-    fit = _sample(train, max_train)
+    fit = sample_items(train, max_train)
     fit_steps = cand.filter(pl.col("run_id").is_in(fit["run_id"].to_list()))
     clf = one_step_classifier(fit_steps, fit)
     pred = clf(eval_steps)
@@ -179,7 +179,7 @@ def leakage_audit(
     return pl.DataFrame(rows, schema_overrides={"margin": pl.Float64}).select(AUDIT_COLUMNS)
 
 
-def _sample(train: pl.DataFrame, n: int) -> pl.DataFrame:
+def sample_items(train: pl.DataFrame, n: int) -> pl.DataFrame:
     """At most `n` train items, chosen by a hash of their run ids (the same every build)."""
     if train.height <= n:
         return train

@@ -10,6 +10,7 @@ from typing import Any
 import polars as pl
 
 from whowhen.dataset.kinds import match_kinds
+from whowhen.dataset.predictable import drop_predictable
 from whowhen.dataset.select import cap_per_parent, spread_positions
 from whowhen.errors import WhowhenError
 from whowhen.schema import (
@@ -111,7 +112,8 @@ def select_items(
     data: dict[str, pl.DataFrame], opts: dict[str, Any], seed: int
 ) -> dict[str, pl.DataFrame]:
     """Keep at most `max_per_parent[split]` items per parent run, keep the gold steps'
-    kinds in proportion to the steps' kinds, then spread the gold steps' positions (per
+    kinds in proportion to the steps' kinds, drop the gold steps a one-step classifier
+    finds beyond chance (`predictable`), then spread the gold steps' positions (per
     split); runs and steps follow the labels."""
     _log_count("flipped, after the single-error filter and agent balance", data["labels"])
     labels = cap_per_parent(
@@ -120,6 +122,11 @@ def select_items(
     _log_count("after max_per_parent", labels)
     labels = match_kinds(labels, data["runs"], data["steps"], opts["max_kind_ratio"], seed)
     _log_count("after max_kind_ratio", labels)
+    if opts["predictable_folds"]:
+        labels = drop_predictable(
+            labels, data["runs"], data["steps"], opts["predictable_folds"], seed
+        )
+        _log_count("after the predictable-step filter", labels)
     labels = spread_positions(
         labels, data["steps"], opts["max_tenth_share"], opts["max_last_share"], seed
     )

@@ -63,7 +63,7 @@ def features(text: str) -> tuple[np.ndarray, np.ndarray]:
     return ids.astype(np.int32), np.log1p(counts.astype(np.float64))
 
 
-def _matrix(texts: Iterable[str]) -> sparse.csr_matrix:
+def hashed_matrix(texts: Iterable[str]) -> sparse.csr_matrix:
     """Rows of hashed features, L2-normalised; built from per-row numpy arrays (a Python
     list per entry would take ten times the memory at paper scale)."""
     cols: list[np.ndarray] = []
@@ -114,13 +114,13 @@ def one_step_classifier(
     gold = set(zip(train_gold["run_id"], train_gold["decisive_step"], strict=True))
     rows = train_steps.to_dicts()
     y = np.array([1.0 if (r["run_id"], r["step"]) in gold else 0.0 for r in rows])
-    weights = fit_logistic(_matrix(step_text(r) for r in rows), y) if rows else None
+    weights = fit_logistic(hashed_matrix(step_text(r) for r in rows), y) if rows else None
 
     def predict(steps: pl.DataFrame) -> dict[str, int]:
         if weights is None or steps.height == 0:
             return {}
         rows = steps.to_dicts()
-        scores = _matrix(step_text(r) for r in rows) @ weights[:-1]
+        scores = hashed_matrix(step_text(r) for r in rows) @ weights[:-1]
         best: dict[str, tuple[float, int]] = {}
         for r, s in zip(rows, scores, strict=True):
             if r["run_id"] not in best or s > best[r["run_id"]][0] + 1e-12:
