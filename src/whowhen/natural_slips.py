@@ -18,7 +18,9 @@ has its own precondition (where it can happen) and wording:
 - a rounded value: a long number in a tool argument is rounded, and believed;
 - an early answer: a lone agent stops and answers with the last number it saw;
 - a repeated request: an agent re-sends its earlier message to an agent that has answered
-  it since, as if the answer had not come.
+  it since, as if the answer had not come;
+- a neighbouring choice: a word the action picks from a list the latest observation shows
+  (an option among `colour (navy, teal)`) is swapped for its neighbour there.
 
 Each changes the step's text and action together, so a slip reads as a decision, not as a
 step that contradicts itself.
@@ -257,6 +259,40 @@ def repeated_request(
     return "coordination.ignored_message", Action(action.actor, last.content)
 
 
+_LIST = re.compile(r"\(([^()\n]+,[^()\n]+)\)")
+
+
+def neighbouring_choice(
+    action: Action, rng: random.Random, history: Sequence[Step]
+) -> tuple[str, Action] | None:
+    """A word the action picks from a list the latest observation shows in parentheses
+    (`colour (navy, teal)`) is replaced, in its text and arguments, by its neighbour in
+    that list: the wrong entry of a list read."""
+    observations = [s for s in history if s.kind == "observation"]
+    args = action.tool_args or {}
+    if not observations or action.tool is None or not args:
+        return None
+    lists = [
+        [w.strip() for w in m.group(1).split(",")] for m in _LIST.finditer(observations[-1].content)
+    ]
+    options = [
+        (str(value), entries[j])
+        for value in args.values()
+        if isinstance(value, str) and value.isalpha()
+        for entries in lists
+        if value in entries
+        for j in (entries.index(value) - 1, entries.index(value) + 1)
+        if 0 <= j < len(entries) and entries[j].isalpha()
+    ]
+    if not options:
+        return None
+    old, new = rng.choice(options)
+    swapped = {k: new if v == old else v for k, v in args.items()}
+    pattern = re.compile(rf"\b{re.escape(old)}\b")
+    text = pattern.sub(lambda _: new, action.content)
+    return "action.wrong_tool_argument", Action(action.actor, text, action.tool, swapped)
+
+
 NATURAL: tuple[NaturalSlip, ...] = (
     stale_value,
     neighbouring_value,
@@ -265,6 +301,7 @@ NATURAL: tuple[NaturalSlip, ...] = (
     rounded_value,
     early_answer,
     repeated_request,
+    neighbouring_choice,
 )
 
 

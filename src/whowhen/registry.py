@@ -201,6 +201,18 @@ def runs_code(name: str) -> bool:
     return name in SYSTEM_KINDS and SYSTEM_KINDS.get(name).runs_code
 
 
+LONG_SYSTEMS = ("ledger",)
+"""Built-in systems whose runs are several times longer than the others' (a ledger, an
+instruction and often a note per worker turn): their shards take long without running
+code."""
+
+
+def slow_shards(name: str) -> bool:
+    """Whether system `name`'s shards take longest (it runs code, or its runs are long):
+    the scheduler starts them first, so the short ones fill the cores at the end."""
+    return runs_code(name) or SYSTEM_KINDS.get(name).plays in LONG_SYSTEMS
+
+
 def policies(system: str) -> Mapping[str, type]:
     """benchmark -> scripted reference policy of the system `system` plays (empty if none)."""
     kind = SYSTEM_KINDS.get(system) if system in SYSTEM_KINDS else None

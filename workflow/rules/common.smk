@@ -2,7 +2,7 @@
 import os
 
 from whowhen.attribution.kinds import ATTRIBUTORS as ATTRIBUTOR_KINDS
-from whowhen.registry import has_policy, runs_code
+from whowhen.registry import has_policy, slow_shards
 
 # the (benchmark, system) matrix: every configured pair that has a policy (of the
 # benchmarks `only_benchmarks` names, where it names some)
@@ -53,13 +53,13 @@ def answers(attributor, dataset):
 PREDICTION_PATHS = [
     f"results/predictions/{d}/{a}.parquet" for d in DATASETS for a in ATTRIBUTORS if answers(a, d)
 ]
-# shards whose agents run code in the sandbox (a process per run) take longest: the
-# scheduler starts them first, so the short ones fill the other cores at the end (the
-# system registry says which systems run code: `SystemKind.runs_code`)
+# shards whose agents run code in the sandbox (a process per run) or whose runs are long
+# take longest: the scheduler starts them first, so the short ones fill the other cores at
+# the end (the system registry says which: `whowhen.registry.slow_shards`)
 
 
 def shard_priority(wildcards):
-    return 1 if runs_code(wildcards.system) else 0
+    return 1 if slow_shards(wildcards.system) else 0
 
 
 def shard_paths(pattern):
