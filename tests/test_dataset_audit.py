@@ -216,7 +216,7 @@ def _with_tasks(data: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
 
 
 def test_the_predictable_step_filter_drops_the_planted_leak_and_little_else() -> None:
-    from whowhen.dataset.predictable import drop_predictable, held_out_hits
+    from whowhen.dataset.predictable import Candidates, drop_predictable, held_out_hits
 
     marked = _with_tasks(synthetic(n_parents=45, marker="zzmarker"))
     clean = _with_tasks(synthetic(n_parents=45))
@@ -233,14 +233,14 @@ def test_the_predictable_step_filter_drops_the_planted_leak_and_little_else() ->
         ]
     )
     labels, runs = marked["labels"], marked["runs"]
-    found = held_out_hits(labels, runs, steps, 3, 1)
+    found = held_out_hits(labels, runs, Candidates.of(labels, steps), 3, 1)
     assert found.filter(pl.col("hit")).height > 2 * found["chance"].sum()
-    kept = drop_predictable(labels, runs, steps, 3, 1)
+    kept = drop_predictable(labels, runs, steps, 3, 1, rounds=2)
     dropped = set(labels["run_id"]) - set(kept["run_id"])
     planted = set(labels.filter(half)["run_id"])
     assert dropped and len(dropped & planted) >= 0.9 * len(dropped)
     # what is left holds no more hits than chance would give
-    left = held_out_hits(kept, runs, steps, 3, 1)
+    left = held_out_hits(kept, runs, Candidates.of(kept, steps), 3, 1)
     assert left.filter(pl.col("hit")).height <= left["chance"].sum() + 3 * left.height**0.5 / 3
 
     # without a leak, only the noise above chance goes

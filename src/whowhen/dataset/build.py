@@ -124,7 +124,12 @@ def select_items(
     _log_count("after max_kind_ratio", labels)
     if opts["predictable_folds"]:
         labels = drop_predictable(
-            labels, data["runs"], data["steps"], opts["predictable_folds"], seed
+            labels,
+            data["runs"],
+            data["steps"],
+            opts["predictable_folds"],
+            seed,
+            opts["predictable_rounds"],
         )
         _log_count("after the predictable-step filter", labels)
     labels = spread_positions(

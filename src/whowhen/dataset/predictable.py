@@ -23,9 +23,11 @@ chance) and how many items it dropped.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
+from scipy import sparse
 
 from whowhen.dataset.audit import MAX_TRAIN, sample_items
 from whowhen.dataset.positions import agent_step_table
@@ -35,18 +37,36 @@ from whowhen.schema import stable_id
 log = logging.getLogger(__name__)
 
 
-def _scores(
-    train_steps: pl.DataFrame, gold: set[tuple[str, int]], steps: pl.DataFrame
-) -> np.ndarray:
-    """The classifier fitted on `train_steps` (gold = 1), scoring `steps`."""
-    rows = train_steps.to_dicts()
-    y = np.array([1.0 if (r["run_id"], r["step"]) in gold else 0.0 for r in rows])
-    w = fit_logistic(hashed_matrix(step_text(r) for r in rows), y)
-    return hashed_matrix(step_text(r) for r in steps.iter_rows(named=True)) @ w[:-1]
+@dataclass(frozen=True)
+class Candidates:
+    """Every candidate step of the items with its hashed text features, built once: each
+    fold's classifier is fitted and scored on row slices of the same matrix."""
+
+    steps: pl.DataFrame  # run_id, step, gold (1.0 on the item's decisive step)
+    x: sparse.csr_matrix
+
+    @classmethod
+    def of(cls, labels: pl.DataFrame, steps: pl.DataFrame) -> Candidates:
+        gold = labels.select("run_id", pl.col("decisive_step").alias("step"), gold=pl.lit(1.0))
+        cand = (
+            agent_step_table(steps)
+            .filter(pl.col("run_id").is_in(labels["run_id"].implode()))
+            .join(gold, on=["run_id", "step"], how="left")
+            .with_columns(pl.col("gold").fill_null(0.0))
+        )
+        x = hashed_matrix(step_text(r) for r in cand.iter_rows(named=True))
+        return cls(cand.select("run_id", "step", "gold"), x)
+
+    def rows(self, run_ids: pl.Series) -> np.ndarray:
+        return np.flatnonzero(self.steps["run_id"].is_in(run_ids.implode()).to_numpy())
 
 
 def held_out_hits(
-    labels: pl.DataFrame, runs: pl.DataFrame, steps: pl.DataFrame, folds: int, seed: int
+    labels: pl.DataFrame,
+    runs: pl.DataFrame,
+    cands: Candidates,
+    folds: int,
+    seed: int,
 ) -> pl.DataFrame:
     """Per item: whether the classifier fitted on the other folds picks its gold step
     (`hit`), its margin over the run's next best step, and the chance of a random pick."""
@@ -55,18 +75,19 @@ def held_out_hits(
         int(stable_id("predictable", seed, task.get(r, r)), 16) % folds for r in labels["run_id"]
     ]
     items = labels.select("run_id", "decisive_step").with_columns(pl.Series("fold", fold))
-    cand = agent_step_table(steps).filter(pl.col("run_id").is_in(items["run_id"].implode()))
+    y = cands.steps["gold"].to_numpy()
     out = []
     for f in range(folds):
         train = sample_items(items.filter(pl.col("fold") != f), MAX_TRAIN)
         held = items.filter(pl.col("fold") == f)
         if train.height == 0 or held.height == 0:
             continue
-        gold = set(zip(train["run_id"], train["decisive_step"], strict=True))
-        train_steps = cand.filter(pl.col("run_id").is_in(train["run_id"].implode()))
-        test_steps = cand.filter(pl.col("run_id").is_in(held["run_id"].implode()))
-        scored = test_steps.select("run_id", "step").with_columns(
-            pl.Series("score", _scores(train_steps, gold, test_steps))
+        fit_rows, test_rows = cands.rows(train["run_id"]), cands.rows(held["run_id"])
+        w = fit_logistic(cands.x[fit_rows], y[fit_rows])
+        scored = (
+            cands.steps[test_rows]
+            .select("run_id", "step")
+            .with_columns(pl.Series("score", cands.x[test_rows] @ w[:-1]))
         )
         out.append(_margins(scored, held))
     if not out:
@@ -97,23 +118,38 @@ def _margins(scored: pl.DataFrame, held: pl.DataFrame) -> pl.DataFrame:
 
 
 def drop_predictable(
-    labels: pl.DataFrame, runs: pl.DataFrame, steps: pl.DataFrame, folds: int, seed: int
+    labels: pl.DataFrame,
+    runs: pl.DataFrame,
+    steps: pl.DataFrame,
+    folds: int,
+    seed: int,
+    rounds: int = 1,
 ) -> pl.DataFrame:
-    """`labels` without the held-out hits in excess of chance, surest first (see above)."""
+    """`labels` without the held-out hits in excess of chance, surest first (see above),
+    again on what is left with new folds, up to `rounds` times or until no excess is
+    left: a classifier fitted on fewer items finds less than one fitted on the whole
+    train split, so one round leaves part of what the audit's classifier finds."""
     if labels.height < 2 * folds:
         return labels
-    found = held_out_hits(labels, runs, steps, folds, seed)
-    hits = found.filter(pl.col("hit"))
-    excess = round(hits.height - float(found["chance"].sum()))
-    if excess <= 0:
-        return labels
-    dropped = hits.sort(["margin", "run_id"], descending=[True, False]).head(excess)
-    log.info(
-        "dataset: the one-step classifier found %d of %d gold steps held out (chance %.0f); "
-        "dropping the %d it was surest of",
-        hits.height,
-        found.height,
-        float(found["chance"].sum()),
-        dropped.height,
-    )
-    return labels.filter(~pl.col("run_id").is_in(dropped["run_id"].implode()))
+    cands = Candidates.of(labels, steps)
+    for r in range(rounds):
+        kept = cands.rows(labels["run_id"])
+        left = Candidates(cands.steps[kept], cands.x[kept])
+        found = held_out_hits(labels, runs, left, folds, seed + r)
+        hits = found.filter(pl.col("hit"))
+        chance = float(found["chance"].sum())
+        excess = round(hits.height - chance)
+        log.info(
+            "dataset: round %d: the one-step classifier found %d of %d gold steps held out "
+            "(chance %.0f); dropping the %d it was surest of",
+            r + 1,
+            hits.height,
+            found.height,
+            chance,
+            max(excess, 0),
+        )
+        if excess <= 0:
+            break
+        dropped = hits.sort(["margin", "run_id"], descending=[True, False]).head(excess)
+        labels = labels.filter(~pl.col("run_id").is_in(dropped["run_id"].implode()))
+    return labels
