@@ -15,8 +15,8 @@ from whowhen.benchmarks.doc_qa.actions import (
 )
 from whowhen.benchmarks.doc_qa.env import DocQAEnv
 from whowhen.benchmarks.doc_qa.operators import OPERATORS, wrong_title
-from whowhen.benchmarks.doc_qa.policies import POLICIES
 from whowhen.benchmarks.doc_qa.prompts import PROMPTS
+from whowhen.benchmarks.doc_qa.systems import POLICIES
 from whowhen.benchmarks.doc_qa.tasks import CITIES, chain_of, generate_tasks
 from whowhen.operators import OPERATORS as ALL_OPERATORS
 from whowhen.runtime import Action, Episode, run_episode, warm_start
@@ -54,7 +54,7 @@ def test_orchestrator_solves_every_task_and_react_is_unchanged() -> None:
         )
         assert len(messages(episode, "researcher")) == task.hops
         assert run(task, "react").verdict.success
-    assert set(PROMPTS) == {"react", "orchestrator"}
+    assert set(PROMPTS) == {"react", "orchestrator", "ledger"}
     assert set(PROMPTS["orchestrator"]) == set(POLICIES["orchestrator"].agents)
 
 

@@ -42,6 +42,11 @@ def ledgers() -> list[list[Step]]:
     return _episodes("web_shop", "ledger", 60)
 
 
+@pytest.fixture(scope="module")
+def file_ledgers() -> list[list[Step]]:
+    return _episodes("doc_qa", "ledger", 12)
+
+
 def test_the_group_chat_speaks_like_an_ag2_chat(chats: list[list[Step]]) -> None:
     experts = {"Arithmetic_Expert", "Python_Expert", "Verification_Expert"}
     for history in chats:
@@ -76,7 +81,20 @@ def test_the_ledger_runs_are_as_long_as_magentic_one_runs(ledgers: list[list[Ste
         assert any(t.startswith("To WebSurfer: ") for t in orchestrator)
 
 
-@pytest.mark.parametrize("which", ["chats", "ledgers"])
+def test_the_file_surfer_reads_hop_by_hop_and_the_orchestrator_answers(
+    file_ledgers: list[list[Step]],
+) -> None:
+    for history in file_ledgers:
+        assert {s.actor for s in history if s.is_agent_step} == {"Orchestrator", "FileSurfer"}
+        surfer = [s for s in history if s.actor == "FileSurfer"]
+        assert {s.tool for s in surfer} == {"search", "read"}
+        assert all(history[s.step + 1].kind == "observation" for s in surfer)
+        last = history[-1]
+        assert last.actor == "Orchestrator" and last.tool == "final_answer"
+        assert last.content == f"FINAL ANSWER: {(last.tool_args or {})['answer']}"
+
+
+@pytest.mark.parametrize("which", ["chats", "ledgers", "file_ledgers"])
 def test_built_runs_come_back_through_the_who_and_when_files(
     which: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:

@@ -1,6 +1,6 @@
 """What every scripted reference policy shares: the seeded slip model, the single-agent
 ReAct shell, the solver + verifier turn-taking, the orchestrator's routing and the expert
-group chat's.
+group chat's (the ledger orchestrator's is `agents.ledger`).
 
 A benchmark's policies only say what the solver does next, how the verifier checks the
 attempt, and what the lone ReAct agent does; who speaks when, and when a slip happens,
@@ -14,7 +14,6 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from whowhen.agents.phrasing import chance
 from whowhen.runtime import Action, Step
 from whowhen.runtime.feedback import split_feedback
 
@@ -249,53 +248,3 @@ class ScriptedExpertChat(ScriptedSystem):
 
     def decide(self, history: Sequence[Step]) -> Action:
         return self.speak(self.speaker(history), history)
-
-
-LEDGER_HEAD = "Updated Ledger:\n"
-NEXT_SPEAKER = "Next speaker "
-
-
-class ScriptedLedger(ScriptedSystem):
-    """A Magentic-One-style ledger orchestrator: the Orchestrator writes its plan, then
-    before every worker turn an updated progress ledger (JSON: is the request satisfied,
-    are we in a loop, is progress being made, who speaks next and with what instruction),
-    the instruction to that worker (`To <worker>: ...`) and sometimes a `Next speaker`
-    note; the worker takes one action and the Orchestrator updates the ledger again.
-
-    Who speaks is decided here from the last agent step; what is said is the subclass's:
-    `plan(history)`, `ledger(history)` (the ledger step, naming the next speaker and the
-    instruction), `instruct(history)` (the instruction, from the last ledger) and
-    `work(worker, history)` (the worker's action, from the last instruction)."""
-
-    name, topology = "ledger", "multi"
-    agents: tuple[str, ...] = ("Orchestrator", "WebSurfer")
-    orchestrator = "Orchestrator"
-    next_speaker_p = 0.5
-
-    def plan(self, history: Sequence[Step]) -> Action:
-        raise NotImplementedError
-
-    def ledger(self, history: Sequence[Step]) -> Action:
-        raise NotImplementedError
-
-    def instruct(self, history: Sequence[Step]) -> Action:
-        raise NotImplementedError
-
-    def work(self, worker: str, history: Sequence[Step]) -> Action:
-        raise NotImplementedError
-
-    def decide(self, history: Sequence[Step]) -> Action:
-        agent_steps = [s for s in history if s.is_agent_step]
-        if not agent_steps:
-            return self.plan(history)
-        last = agent_steps[-1]
-        if last.actor != self.orchestrator:
-            return self.ledger(history)
-        if last.content.startswith(NEXT_SPEAKER):
-            return self.work(last.content.removeprefix(NEXT_SPEAKER).strip(), history)
-        to = addressee(last)
-        if to is None:  # the plan, or a ledger: the instruction comes next
-            return self.ledger(history) if len(agent_steps) == 1 else self.instruct(history)
-        if chance(history, "ledger.next_speaker", self.next_speaker_p):
-            return Action(self.orchestrator, f"{NEXT_SPEAKER}{to}")
-        return self.work(to, history)

@@ -129,12 +129,16 @@ def hop_step(
 
 
 class DocReactSystem(ScriptedReact):
+    actor = "assistant"
+    """Who walks the chain (a ledger's FileSurfer takes these moves too)."""
+
     def act(self, history: Sequence[Step]) -> Action:
+        me = self.actor
         company, rels = chain_of(history[0].content)
         facts: list[Fact] = []
         since, target = 0, (rels[0], company)
         said: str | None = None  # an answer the agent's last check search named
-        for step, obs in own_steps(history, "assistant", 0):
+        for step, obs in own_steps(history, me, 0):
             if facts and (f := SEARCH_NEXT.fields(step.content)):
                 facts[-1] = (f["prev"], f["prev_subject"], f["subject"])  # as restated
             if f := CHECK_SEARCH.fields(step.content):
@@ -146,21 +150,21 @@ class DocReactSystem(ScriptedReact):
             if value is None:
                 answer = facts[-1][2] if facts else company
                 text = GIVE_UP.say(history, subject=target[1], rel=target[0], answer=answer)
-                return Action("assistant", text, "final_answer", {"answer": answer})
+                return Action(me, text, "final_answer", {"answer": answer})
             facts.append((*target, value))
             since, said = step.step + 1, None
             nxt = next_rel(rels, facts)
             target = (nxt, value) if nxt else target
         if next_rel(rels, facts) is None:
             answer = said or facts[-1][2]
-            checked = any(s.tool == "search" for s, _ in own_steps(history, "assistant", since))
+            checked = any(s.tool == "search" for s, _ in own_steps(history, me, since))
             if not checked and task_chance(history, "doc.careful", CAREFUL_P):
                 text = CHECK_SEARCH.say(history, answer=answer)
-                return Action("assistant", text, "search", {"query": answer})
+                return Action(me, text, "search", {"query": answer})
             text = ANSWER.say(history, subject=source_of(history, facts, answer), answer=answer)
-            return Action("assistant", text, "final_answer", {"answer": answer})
+            return Action(me, text, "final_answer", {"answer": answer})
         prev = facts[-1] if facts else None
-        return hop_step("assistant", history, since, target, prev, hops_left(rels, facts))
+        return hop_step(me, history, since, target, prev, hops_left(rels, facts))
 
 
 # orchestrator ------------------------------------------------------------------------
@@ -261,5 +265,5 @@ class DocOrchestratorSystem(ScriptedOrchestrator):
         return Action("verifier", text, "final_answer", {"answer": answer})
 
 
-POLICIES: dict[str, type] = {"react": DocReactSystem, "orchestrator": DocOrchestratorSystem}
-"""System name -> this benchmark's scripted reference policy."""
+READERS: dict[str, type] = {"react": DocReactSystem, "orchestrator": DocOrchestratorSystem}
+"""The reading systems written here (the ledger orchestrator is `doc_qa.ledger`)."""

@@ -17,5 +17,16 @@ PROMPTS: dict[str, dict[str, str]] = {
         "intermediate fact or send it back; for the final candidate, call final_answer if "
         "the document confirms it, otherwise send it back with what it says.",
     },
+    "ledger": {
+        "Orchestrator": "You lead a team (WebSurfer, FileSurfer, Coder, ComputerTerminal) to "
+        "answer the question from the document corpus. Write an initial plan; before every "
+        "turn, write an updated ledger as JSON (is_request_satisfied, is_in_loop, "
+        "is_progress_being_made, next_speaker, instruction_or_question, each with a reason "
+        "and an answer), then give the next speaker its instruction as 'To <agent>: ...'; "
+        "once the chain is done, give 'FINAL ANSWER: ...' with final_answer.",
+        "FileSurfer": "You search the corpus and open its documents: carry out the "
+        "Orchestrator's instruction with one search or read, saying which relation of which "
+        "subject you are after.",
+    },
 }
 """System -> agent -> the role prompt an LLM playing that agent would get."""

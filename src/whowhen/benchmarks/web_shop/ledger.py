@@ -15,12 +15,17 @@ ledger, a distorted instruction or a wrong click each carries on to the purchase
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 
+from whowhen.agents.ledger import (
+    ORCHESTRATOR,
+    ScriptedLedger,
+    initial_plan,
+    instruction_to,
+    ledger_step,
+)
 from whowhen.agents.phrasing import task_chance
-from whowhen.agents.scripted import LEDGER_HEAD, ScriptedLedger, addressee, tell
 from whowhen.benchmarks.web_shop.actions import SCAN
 from whowhen.benchmarks.web_shop.belief import spec_of
 from whowhen.benchmarks.web_shop.pages import Item, added, cart, current_page, product
@@ -32,17 +37,7 @@ from whowhen.benchmarks.web_shop.policies import (
 )
 from whowhen.runtime import Action, Step
 
-ORCHESTRATOR, SURFER = "Orchestrator", "WebSurfer"
-TEAM = (
-    (
-        "WebSurfer",
-        "a helpful assistant with access to a web browser: it can search, open "
-        "pages, click links, buttons and options, and report what the page shows.",
-    ),
-    ("FileSurfer", "a helpful assistant that can read local files and documents."),
-    ("Coder", "a helpful assistant that writes Python code to analyse or compute."),
-    ("ComputerTerminal", "a terminal that runs the programs the Coder writes."),
-)
+SURFER = "WebSurfer"
 INSTRUCTIONS = {
     "search": "Please type '{query}' into the shop's search box and run the search.",
     "click": "Please click '{target}' on the current page.",
@@ -51,8 +46,6 @@ INSTRUCTIONS = {
     "checkout": "Please click 'Checkout' to place the order with the cart as it is.",
 }
 """Tool -> the Orchestrator's instruction that asks the WebSurfer for that action."""
-SATISFIED = "The cart holds what was asked for; only the checkout is left."
-NEXT_STEP = "This is the next step towards the purchase."
 ASK_REPORT = "Please report the price of the open item and the options it offers."
 REPORT = "The open item is [{item}] {name} at {price}; it offers {offers}."
 _REPORT = re.compile(
@@ -167,82 +160,27 @@ def next_move(history: Sequence[Step]) -> Action:
     return Action(SURFER, "", move.tool, move.tool_args)
 
 
-def ledger_text(fields: dict[str, tuple[str, object]]) -> str:
-    """The ledger as Magentic-One writes it: each question with its reason and answer."""
-    body = {k: {"reason": reason, "answer": answer} for k, (reason, answer) in fields.items()}
-    return LEDGER_HEAD + json.dumps(body, indent=2)
-
-
-def read_ledger(text: str) -> dict[str, object] | None:
-    """Question -> answer of a ledger step, or None for another step."""
-    if not text.startswith(LEDGER_HEAD):
-        return None
-    try:
-        body = json.loads(text.removeprefix(LEDGER_HEAD))
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(body, dict):
-        return None
-    return {k: v.get("answer") for k, v in body.items() if isinstance(v, dict)}
-
-
-def _progress(history: Sequence[Step]) -> tuple[str, bool]:
-    """Whether the last action changed what the team sees, with the reason."""
-    last = next((s for s in reversed(history) if s.kind == "observation"), None)
-    if last is None:
-        return "We have not acted yet; the first search starts the work.", True
-    if last.content.startswith("Error") or last.content.startswith("No results"):
-        return "The last action gave nothing to work with; we change approach.", False
-    return "The last action showed a new page that we can work from.", True
-
-
 class ShopLedgerSystem(ScriptedLedger):
     agents = (ORCHESTRATOR, SURFER)
 
     def plan(self, history: Sequence[Step]) -> Action:
         spec = spec_of(history)
-        team = "\n".join(f"{name}: {role}" for name, role in TEAM)
-        text = (
-            "Initial plan:\n\nWe are working to address the following user request:\n\n"
-            f"Buy {spec.article} {spec.desc} for less than ${spec.cap}.\n\n"
-            f"To answer this request we have assembled the following team:\n\n{team}\n\n"
-            "Here is the plan to follow as best as possible:\n\n"
-            f"- WebSurfer searches the shop for the {spec.noun} and opens a result under "
-            f"${spec.cap}.\n- WebSurfer checks that the item offers {spec.options}, selects "
-            "them and adds it to the cart.\n- We look at the cart if needed, then WebSurfer "
-            "checks out."
+        steps = (
+            f"WebSurfer searches the shop for the {spec.noun} and opens a result under "
+            f"${spec.cap}.",
+            f"WebSurfer checks that the item offers {spec.options}, selects them and adds "
+            "it to the cart.",
+            "We look at the cart if needed, then WebSurfer checks out.",
         )
-        return Action(ORCHESTRATOR, text)
+        request = f"Buy {spec.article} {spec.desc} for less than ${spec.cap}."
+        return Action(ORCHESTRATOR, initial_plan(request, steps))
 
     def ledger(self, history: Sequence[Step]) -> Action:
         move = next_move(history)
-        done = move.tool == "checkout"
-        reason, moving = _progress(history)
-        said = instruction(move)
-        fields: dict[str, tuple[str, object]] = {
-            "is_request_satisfied": (SATISFIED if done else "The item is not bought yet.", done),
-            "is_in_loop": ("We are not repeating the same requests.", False),
-            "is_progress_being_made": (reason, moving),
-            "next_speaker": ("The next step is an action in the browser.", SURFER),
-            "instruction_or_question": (NEXT_STEP, said),
-        }
-        return Action(ORCHESTRATOR, ledger_text(fields))
-
-    def instruct(self, history: Sequence[Step]) -> Action:
-        for step in reversed(history):
-            found = read_ledger(step.content) if step.actor == ORCHESTRATOR else None
-            if found is not None:
-                who = str(found.get("next_speaker") or SURFER)
-                said = str(found.get("instruction_or_question") or "")
-                return tell(ORCHESTRATOR, who if who in self.agents else SURFER, said)
-        return tell(ORCHESTRATOR, SURFER, instruction(next_move(history)))
+        return ledger_step(history, move.tool == "checkout", SURFER, instruction(move))
 
     def work(self, worker: str, history: Sequence[Step]) -> Action:
-        asked = next(
-            (s for s in reversed(history) if addressee(s) == worker and s.actor == ORCHESTRATOR),
-            None,
-        )
-        text = asked.content.split(":", 1)[1].strip() if asked is not None else ""
+        text = instruction_to(history, worker)
         if text == ASK_REPORT:
             page = current_page(history)
             item = product(page.text) if page is not None and page.kind == "product" else None

@@ -20,15 +20,13 @@ import json
 import random
 from collections.abc import Sequence
 
-from whowhen.agents.scripted import LEDGER_HEAD, addressee, tell
+from whowhen.agents.ledger import LEDGER_HEAD, NEXT_STEP, ORCHESTRATOR, SATISFIED
+from whowhen.agents.scripted import addressee, tell
 from whowhen.benchmarks.base import covers
 from whowhen.benchmarks.web_shop.belief import spec_of
 from whowhen.benchmarks.web_shop.ledger import (
     DONE_BY,
     INSTRUCTIONS,
-    NEXT_STEP,
-    ORCHESTRATOR,
-    SATISFIED,
     SURFER,
     read_instruction,
     read_report,
