@@ -53,6 +53,18 @@ def coverage_of(
     return out
 
 
+def with_operators(
+    base: Mapping[str, Operator | tuple[Operator, ...]], extra: Mapping[str, Operator]
+) -> dict[str, Operator | tuple[Operator, ...]]:
+    """A benchmark's operator table with another system's operators added to their modes
+    (a package whose systems are written in several modules, each with its operators)."""
+    out: dict[str, Operator | tuple[Operator, ...]] = dict(base)
+    for mode, op in extra.items():
+        have = out.get(mode, ())
+        out[mode] = (*(have if isinstance(have, tuple) else (have,)), op)
+    return out
+
+
 def integer(minimum: int, maximum: int, default: int) -> dict[str, Any]:
     """The JSON Schema of a bounded integer option with its default."""
     return {"type": "integer", "minimum": minimum, "maximum": maximum, "default": default}

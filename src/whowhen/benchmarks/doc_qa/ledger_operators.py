@@ -10,11 +10,10 @@ taxonomy mode it is an instance of:
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Sequence
 
-from whowhen.agents.ledger import FINAL_ANSWER, LEDGER_HEAD, NEXT_STEP, ORCHESTRATOR, SATISFIED
+from whowhen.agents.ledger import FINAL_ANSWER, ORCHESTRATOR, ledger_body, satisfied_ledger
 from whowhen.agents.scripted import addressee, tell
 from whowhen.benchmarks.base import covers
 from whowhen.benchmarks.doc_qa.actions import hits
@@ -22,29 +21,16 @@ from whowhen.benchmarks.doc_qa.ledger import FILES, INSTRUCTIONS, read_instructi
 from whowhen.runtime import Action, Step
 
 
-def _ledger(action: Action) -> dict | None:
-    if action.actor != ORCHESTRATOR or not action.content.startswith(LEDGER_HEAD):
-        return None
-    try:
-        body = json.loads(action.content.removeprefix(LEDGER_HEAD))
-    except json.JSONDecodeError:
-        return None
-    return body if isinstance(body, dict) else None
-
-
 @covers("ledger")
 def early_answer(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """planning.premature_finish: while the FileSurfer is still to read a hop's document,
     the ledger declares the request satisfied and answers with that hop's subject."""
-    body = _ledger(action)
+    body = ledger_body(action)
     said = body.get("instruction_or_question", {}) if body is not None else {}
     asked = read_instruction(str(said.get("answer", ""))) if isinstance(said, dict) else None
     if body is None or asked is None or asked[0] != "read":
         return None
-    subject = asked[1]["title"]
-    body = {**body, "is_request_satisfied": {"reason": SATISFIED, "answer": True}}
-    body["instruction_or_question"] = {"reason": NEXT_STEP, "answer": f"{FINAL_ANSWER}{subject}"}
-    return Action(ORCHESTRATOR, LEDGER_HEAD + json.dumps(body, indent=2))
+    return satisfied_ledger(body, f"{FINAL_ANSWER}{asked[1]['title']}")
 
 
 @covers("ledger")

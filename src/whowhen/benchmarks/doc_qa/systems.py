@@ -4,7 +4,7 @@ the readers of `policies` with `operators`, and the ledger orchestrator with
 
 from __future__ import annotations
 
-from whowhen.benchmarks.base import Operator
+from whowhen.benchmarks.base import with_operators
 from whowhen.benchmarks.doc_qa import ledger_operators, operators
 from whowhen.benchmarks.doc_qa.ledger import DocLedgerSystem
 from whowhen.benchmarks.doc_qa.policies import READERS
@@ -12,8 +12,5 @@ from whowhen.benchmarks.doc_qa.policies import READERS
 POLICIES: dict[str, type] = {**READERS, "ledger": DocLedgerSystem}
 """System name -> this benchmark's scripted reference policy."""
 
-OPERATORS: dict[str, Operator | tuple[Operator, ...]] = {
-    mode: (op, ledger_operators.OPERATORS[mode]) if mode in ledger_operators.OPERATORS else op
-    for mode, op in operators.OPERATORS.items()
-}
-"""Taxonomy mode -> the readers' operator and, where it has one, the ledger's."""
+OPERATORS = with_operators(operators.OPERATORS, ledger_operators.OPERATORS)
+"""Taxonomy mode -> the package's operators, the ledger's among them."""

@@ -16,11 +16,10 @@ of Magentic-One runs, each under the taxonomy mode it is an instance of.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Sequence
 
-from whowhen.agents.ledger import LEDGER_HEAD, NEXT_STEP, ORCHESTRATOR, SATISFIED
+from whowhen.agents.ledger import ORCHESTRATOR, ledger_body, satisfied_ledger
 from whowhen.agents.scripted import addressee, tell
 from whowhen.benchmarks.base import covers
 from whowhen.benchmarks.web_shop.belief import spec_of
@@ -83,24 +82,6 @@ def wrong_option(action: Action, rng: random.Random, history: Sequence[Step]) ->
     return Action(SURFER, DONE_BY["select_option"].format(**args), "select_option", args)
 
 
-def _ledger(action: Action) -> dict | None:
-    if action.actor != ORCHESTRATOR or not action.content.startswith(LEDGER_HEAD):
-        return None
-    try:
-        body = json.loads(action.content.removeprefix(LEDGER_HEAD))
-    except json.JSONDecodeError:
-        return None
-    return body if isinstance(body, dict) else None
-
-
-def _satisfied(body: dict) -> Action:
-    """The ledger declaring the request satisfied, in the words of a true one (a wording
-    of its own would tell the injected step from the rest)."""
-    body = {**body, "is_request_satisfied": {"reason": SATISFIED, "answer": True}}
-    body["instruction_or_question"] = {"reason": NEXT_STEP, "answer": INSTRUCTIONS["checkout"]}
-    return Action(ORCHESTRATOR, LEDGER_HEAD + json.dumps(body, indent=2))
-
-
 def _asked(body: dict) -> tuple[str, dict[str, str]] | None:
     said = body.get("instruction_or_question", {})
     return read_instruction(str(said.get("answer", ""))) if isinstance(said, dict) else None
@@ -110,24 +91,24 @@ def _asked(body: dict) -> tuple[str, dict[str, str]] | None:
 def early_checkout(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """planning.premature_finish: while an option is still to set or the item to add, the
     ledger declares the request satisfied and asks for the checkout."""
-    body = _ledger(action)
+    body = ledger_body(action)
     asked = _asked(body) if body is not None else None
     if body is None or asked is None or asked[0] not in ("select_option", "add_to_cart"):
         return None
-    return _satisfied(body)
+    return satisfied_ledger(body, INSTRUCTIONS["checkout"])
 
 
 @covers("ledger")
 def trusted_cart(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """verification.false_approval: the ledger that asks for a wrong cart line to be removed
     declares the cart right instead, without comparing it with the request."""
-    body = _ledger(action)
+    body = ledger_body(action)
     asked = _asked(body) if body is not None else None
     if body is None or asked is None or asked[0] != "click":
         return None
     if not asked[1].get("target", "").startswith("remove "):
         return None
-    return _satisfied(body)
+    return satisfied_ledger(body, INSTRUCTIONS["checkout"])
 
 
 @covers("ledger")

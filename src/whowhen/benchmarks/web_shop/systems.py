@@ -4,7 +4,7 @@ the shoppers of `policies` with `operators`, and the ledger orchestrator with
 
 from __future__ import annotations
 
-from whowhen.benchmarks.base import Operator
+from whowhen.benchmarks.base import with_operators
 from whowhen.benchmarks.web_shop import ledger_operators, operators
 from whowhen.benchmarks.web_shop.ledger import ShopLedgerSystem
 from whowhen.benchmarks.web_shop.policies import SHOPPERS
@@ -12,8 +12,5 @@ from whowhen.benchmarks.web_shop.policies import SHOPPERS
 POLICIES: dict[str, type] = {**SHOPPERS, "ledger": ShopLedgerSystem}
 """System name -> this benchmark's scripted reference policy."""
 
-OPERATORS: dict[str, Operator | tuple[Operator, ...]] = {
-    mode: (op, ledger_operators.OPERATORS[mode]) if mode in ledger_operators.OPERATORS else op
-    for mode, op in operators.OPERATORS.items()
-}
-"""Taxonomy mode -> the shop's operator and, where it has one, the ledger's."""
+OPERATORS = with_operators(operators.OPERATORS, ledger_operators.OPERATORS)
+"""Taxonomy mode -> the package's operators, the ledger's among them."""
