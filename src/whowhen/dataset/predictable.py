@@ -25,7 +25,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-import numpy as np
 import polars as pl
 from scipy import sparse
 
@@ -37,13 +36,17 @@ from whowhen.schema import stable_id
 log = logging.getLogger(__name__)
 
 
+SCORE_RUNS = 2000
+"""Held-out runs scored per feature matrix: a paper-scale build's 20,000 items hold
+600,000 candidate steps, whose features at once would take several GB."""
+
+
 @dataclass(frozen=True)
 class Candidates:
-    """Every candidate step of the items with its hashed text features, built once: each
-    fold's classifier is fitted and scored on row slices of the same matrix."""
+    """Every candidate step of the items, with its gold flag; each fold's features are
+    built for the sampled training items and then for the held-out runs in chunks."""
 
-    steps: pl.DataFrame  # run_id, step, gold (1.0 on the item's decisive step)
-    x: sparse.csr_matrix
+    steps: pl.DataFrame  # agent steps: run_id, step, their text, gold (1.0 on the item's)
 
     @classmethod
     def of(cls, labels: pl.DataFrame, steps: pl.DataFrame) -> Candidates:
@@ -54,11 +57,15 @@ class Candidates:
             .join(gold, on=["run_id", "step"], how="left")
             .with_columns(pl.col("gold").fill_null(0.0))
         )
-        x = hashed_matrix(step_text(r) for r in cand.iter_rows(named=True))
-        return cls(cand.select("run_id", "step", "gold"), x)
+        return cls(cand.select("run_id", "step", "actor", "content", "tool", "tool_args", "gold"))
 
-    def rows(self, run_ids: pl.Series) -> np.ndarray:
-        return np.flatnonzero(self.steps["run_id"].is_in(run_ids.implode()).to_numpy())
+    def of_runs(self, run_ids: pl.Series | list[str]) -> pl.DataFrame:
+        ids = run_ids if isinstance(run_ids, pl.Series) else pl.Series(run_ids)
+        return self.steps.filter(pl.col("run_id").is_in(ids.implode()))
+
+
+def _features(rows: pl.DataFrame) -> sparse.csr_matrix:
+    return hashed_matrix(step_text(r) for r in rows.iter_rows(named=True))
 
 
 def held_out_hits(
@@ -75,21 +82,22 @@ def held_out_hits(
         int(stable_id("predictable", seed, task.get(r, r)), 16) % folds for r in labels["run_id"]
     ]
     items = labels.select("run_id", "decisive_step").with_columns(pl.Series("fold", fold))
-    y = cands.steps["gold"].to_numpy()
     out = []
     for f in range(folds):
         train = sample_items(items.filter(pl.col("fold") != f), MAX_TRAIN)
         held = items.filter(pl.col("fold") == f)
         if train.height == 0 or held.height == 0:
             continue
-        fit_rows, test_rows = cands.rows(train["run_id"]), cands.rows(held["run_id"])
-        w = fit_logistic(cands.x[fit_rows], y[fit_rows])
-        scored = (
-            cands.steps[test_rows]
-            .select("run_id", "step")
-            .with_columns(pl.Series("score", cands.x[test_rows] @ w[:-1]))
-        )
-        out.append(_margins(scored, held))
+        fit = cands.of_runs(train["run_id"])
+        w = fit_logistic(_features(fit), fit["gold"].to_numpy())
+        ids = held["run_id"].to_list()
+        for i in range(0, len(ids), SCORE_RUNS):
+            chunk = ids[i : i + SCORE_RUNS]
+            part = cands.of_runs(chunk)
+            scored = part.select("run_id", "step").with_columns(
+                pl.Series("score", _features(part) @ w[:-1])
+            )
+            out.append(_margins(scored, held.filter(pl.col("run_id").is_in(chunk))))
     if not out:
         return items.select("run_id").with_columns(
             hit=pl.lit(False), margin=pl.lit(0.0), chance=pl.lit(0.0)
@@ -133,9 +141,7 @@ def drop_predictable(
         return labels
     cands = Candidates.of(labels, steps)
     for r in range(rounds):
-        kept = cands.rows(labels["run_id"])
-        left = Candidates(cands.steps[kept], cands.x[kept])
-        found = held_out_hits(labels, runs, left, folds, seed + r)
+        found = held_out_hits(labels, runs, cands, folds, seed + r)
         hits = found.filter(pl.col("hit"))
         chance = float(found["chance"].sum())
         excess = round(hits.height - chance)
