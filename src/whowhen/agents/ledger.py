@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from whowhen.agents.phrasing import chance
+from whowhen.agents.phrasing import Form, chance
 from whowhen.agents.scripted import ScriptedSystem, addressee, tell
 from whowhen.runtime import Action, Step
 
@@ -45,6 +45,24 @@ def initial_plan(request: str, steps: Sequence[str]) -> str:
         f"{request}\n\nTo answer this request we have assembled the following team:\n\n"
         f"{team}\n\nHere is the plan to follow as best as possible:\n\n{plan}"
     )
+
+
+class Instructions:
+    """A ledger's instructions, one template per worker tool, read back with the phrasing
+    forms every policy uses (`agents.phrasing.Form`)."""
+
+    def __init__(self, templates: dict[str, str], **patterns: str) -> None:
+        self.forms = {
+            tool: Form(f"ledger.{tool}", (text,), **patterns) for tool, text in templates.items()
+        }
+
+    def read(self, text: str) -> tuple[str, dict[str, str]] | None:
+        """(tool, arguments) an instruction asks for, or None."""
+        for tool, form in self.forms.items():
+            found = form.fields(text.strip())
+            if found is not None:
+                return tool, found
+        return None
 
 
 def ledger_text(fields: dict[str, tuple[str, object]]) -> str:

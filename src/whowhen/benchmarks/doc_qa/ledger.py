@@ -15,12 +15,12 @@ subject it was given: a wrong instruction is carried on.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from whowhen.agents.ledger import (
     FINAL_ANSWER,
     ORCHESTRATOR,
+    Instructions,
     ScriptedLedger,
     initial_plan,
     instruction_to,
@@ -39,11 +39,7 @@ INSTRUCTIONS = {
     "read": "Please open the file '{title}' and read it.",
 }
 """Tool -> the Orchestrator's instruction that asks the FileSurfer for that move."""
-_READ_BACK = {
-    tool: re.compile("^" + re.escape(text).replace(r"'\{query\}'", "'(?P<query>.+)'").replace(
-        r"'\{title\}'", "'(?P<title>.+)'") + "$")
-    for tool, text in INSTRUCTIONS.items()
-}  # fmt: skip
+_ASKED = Instructions(INSTRUCTIONS)
 
 
 class _Reader(DocReactSystem):
@@ -67,11 +63,7 @@ def instruction(move: Action) -> str:
 
 def read_instruction(text: str) -> tuple[str, dict[str, str]] | None:
     """(tool, arguments) an instruction asks for, or None."""
-    for tool, pattern in _READ_BACK.items():
-        m = pattern.match(text.strip())
-        if m:
-            return tool, m.groupdict()
-    return None
+    return _ASKED.read(text)
 
 
 class DocLedgerSystem(ScriptedLedger):

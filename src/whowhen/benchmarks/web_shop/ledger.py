@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from whowhen.agents.ledger import (
     ORCHESTRATOR,
+    Instructions,
     ScriptedLedger,
     initial_plan,
     instruction_to,
@@ -60,25 +61,7 @@ DONE_BY = {
     "checkout": "I clicked 'Checkout'.",
 }
 """Tool -> how the WebSurfer reports the action it took (the page comes as an observation)."""
-_READ = [
-    (
-        tool,
-        re.compile(
-            "^"
-            + re.escape(t)
-            .replace(r"\{", "{")
-            .replace(r"\}", "}")
-            .format(
-                query="(?P<query>.+)",
-                target="(?P<target>.+)",
-                value="(?P<value>\\w+)",
-                name="(?P<name>\\w+)",
-            )
-            + "$"
-        ),
-    )
-    for tool, t in INSTRUCTIONS.items()
-]
+_ASKED = Instructions(INSTRUCTIONS, value=r"\w+", name=r"\w+")
 
 
 def instruction(move: Action) -> str:
@@ -90,11 +73,7 @@ def instruction(move: Action) -> str:
 
 def read_instruction(text: str) -> tuple[str, dict[str, str]] | None:
     """(tool, arguments) an instruction asks for, or None."""
-    for tool, pattern in _READ:
-        m = pattern.match(text.strip())
-        if m:
-            return tool, m.groupdict()
-    return None
+    return _ASKED.read(text)
 
 
 def report_text(item: Item) -> str:
