@@ -1,5 +1,6 @@
 """The two built systems shaped like the ones Who&When's runs come from: an AG2-style
-expert group chat (arithmetic) and a Magentic-One-style ledger orchestrator (web shop).
+expert group chat (arithmetic, data analysis) and a Magentic-One-style ledger orchestrator
+(web shop, document QA).
 Their runs succeed without slips, speak with the recorded runs' speaker roles, report tool
 output as observations, are as long as the recorded ones, and come back through the
 Who&When export and import with the same speakers, kinds and gold step."""
@@ -38,6 +39,11 @@ def chats() -> list[list[Step]]:
 
 
 @pytest.fixture(scope="module")
+def data_chats() -> list[list[Step]]:
+    return _episodes("table_qa", "expert_chat", 16)
+
+
+@pytest.fixture(scope="module")
 def ledgers() -> list[list[Step]]:
     return _episodes("web_shop", "ledger", 60)
 
@@ -61,6 +67,24 @@ def test_the_group_chat_speaks_like_an_ag2_chat(chats: list[list[Step]]) -> None
         assert all("```python\n" in history[s.step - 1].content for s in terminal)
         assert history[-1].actor == "Verification_Expert"
         assert history[-1].content.endswith("TERMINATE")
+
+
+def test_the_data_analysis_chat_runs_programs_over_the_table_file(
+    data_chats: list[list[Step]],
+) -> None:
+    experts = {"DataAnalysis_Expert", "Python_Expert", "Verification_Expert"}
+    failed_first = 0
+    for history in data_chats:
+        assert {s.actor for s in history if s.is_agent_step} == experts
+        terminal = [s for s in history if s.actor == "Computer_terminal"]
+        assert all(s.kind == "observation" for s in terminal)
+        assert all('open("/sandbox/sales.csv")' in history[s.step - 1].content for s in terminal)
+        outputs = [s.content for s in terminal]
+        assert all(o.startswith("exitcode: 0") or "KeyError: 'Region'" in o for o in outputs)
+        failed_first += any(o.startswith("exitcode: 1") for o in outputs)
+        assert history[-1].content.endswith("TERMINATE")
+        assert history[-1].tool == "final_answer"
+    assert 0 < failed_first < len(data_chats)  # a tool error and its fix, on some tasks
 
 
 def test_the_ledger_runs_are_as_long_as_magentic_one_runs(ledgers: list[list[Step]]) -> None:
@@ -94,7 +118,7 @@ def test_the_file_surfer_reads_hop_by_hop_and_the_orchestrator_answers(
         assert last.content == f"FINAL ANSWER: {(last.tool_args or {})['answer']}"
 
 
-@pytest.mark.parametrize("which", ["chats", "ledgers", "file_ledgers"])
+@pytest.mark.parametrize("which", ["chats", "data_chats", "ledgers", "file_ledgers"])
 def test_built_runs_come_back_through_the_who_and_when_files(
     which: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:

@@ -10,13 +10,14 @@ benchmark package.
 from __future__ import annotations
 
 import ast
+import hashlib
 import operator
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from whowhen.runtime import Action
-from whowhen.sandbox import Limits
-from whowhen.sandbox import run_python as sandboxed
+from whowhen.sandbox import Limits, run_program
 
 _NUM = r"-?[0-9]+([.][0-9]+)?"  # [.]: llama.cpp grammars reject an escaped dot
 ONE_OPERATION = rf"^{_NUM} ?[-+*/] ?{_NUM}$"
@@ -130,15 +131,28 @@ def run_python(args: dict[str, Any]) -> str:
     return out or "(no output)"
 
 
-def _run(code: str) -> tuple[str, str, str]:
-    """(status, stdout, last line of stderr) of a sandboxed program, cached by its code."""
-    if code in _RUNS:
-        return _RUNS[code]
-    result = sandboxed(code, Limits(wall_s=10.0, cpu_s=5, memory_mb=512))
+DATA_DIR = "/sandbox"
+"""Where a program finds the data files its environment gives it (read-only)."""
+_LIMITS = Limits(wall_s=10.0, cpu_s=5, memory_mb=512)
+
+
+def _run(code: str, files: Mapping[str, str] | None = None) -> tuple[str, str, str]:
+    """(status, stdout, last line of stderr) of a sandboxed program, cached by its code
+    and its data files (`files`: name -> text, read-only under `DATA_DIR`)."""
+    data = dict(files or {})
+    if "main.py" in data:
+        raise ValueError("a data file may not be named main.py (the program's own name)")
+    key = code
+    if data:
+        digest = hashlib.sha256(repr(sorted(data.items())).encode()).hexdigest()
+        key = f"{digest}\x00{code}"
+    if key in _RUNS:
+        return _RUNS[key]
+    result = run_program({**data, "main.py": code}, ["main.py"], _LIMITS)
     tail = result.stderr.strip().splitlines()[-1:] or [result.status]
     ran = (result.status, result.stdout.rstrip(), tail[0])
     if result.status in ("ok", "error") and len(_RUNS) < _MAX_RUNS:
-        _RUNS[code] = ran
+        _RUNS[key] = ran
     return ran
 
 
@@ -148,10 +162,11 @@ Who&When runs recorded from them) name it: its output is an observation, not a t
 _EXIT = re.compile(r"^exitcode: -?[0-9]+ \([^)]*\)\nCode output: ?", re.S)
 
 
-def computer_terminal(args: dict[str, Any]) -> str:
+def computer_terminal(args: dict[str, Any], files: Mapping[str, str] | None = None) -> str:
     """`run_python` as AG2's code executor reports it: the exit code, then the output (the
-    error's last line on a failure), so built group chats read like recorded ones."""
-    status, out, tail = _run(str(args.get("code", "")))
+    error's last line on a failure), so built group chats read like recorded ones. An
+    environment with data (a table) passes it as `files`, found under `DATA_DIR`."""
+    status, out, tail = _run(str(args.get("code", "")), files)
     if status == "ok":
         return f"exitcode: 0 (execution succeeded)\nCode output: {out}"
     reason = "execution failed" if status == "error" else f"execution stopped: {status}"

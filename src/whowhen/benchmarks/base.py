@@ -54,14 +54,16 @@ def coverage_of(
 
 
 def with_operators(
-    base: Mapping[str, Operator | tuple[Operator, ...]], extra: Mapping[str, Operator]
+    base: Mapping[str, Operator | tuple[Operator, ...]],
+    extra: Mapping[str, Operator | tuple[Operator, ...]],
 ) -> dict[str, Operator | tuple[Operator, ...]]:
     """A benchmark's operator table with another system's operators added to their modes
     (a package whose systems are written in several modules, each with its operators)."""
     out: dict[str, Operator | tuple[Operator, ...]] = dict(base)
-    for mode, op in extra.items():
+    for mode, ops in extra.items():
         have = out.get(mode, ())
-        out[mode] = (*(have if isinstance(have, tuple) else (have,)), op)
+        more = ops if isinstance(ops, tuple) else (ops,)
+        out[mode] = (*(have if isinstance(have, tuple) else (have,)), *more)
     return out
 
 

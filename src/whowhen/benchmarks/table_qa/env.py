@@ -20,11 +20,12 @@ from whowhen.benchmarks.table_qa.tasks import (
     PRODUCTS,
     REGIONS,
     make_table,
+    table_csv,
 )
 from whowhen.errors import InfraError, preview
 from whowhen.sandbox import Limits
 from whowhen.sandbox.worker import Worker, WorkerFailed
-from whowhen.tools import FINAL_ANSWER_TOOL, format_number
+from whowhen.tools import FINAL_ANSWER_TOOL, TERMINAL, computer_terminal, format_number
 
 TOOL_SPECS = (
     {
@@ -211,14 +212,23 @@ def run_sql(
     return "\n".join(lines)
 
 
+DATA_FILE = "sales.csv"
+"""The table as a group chat's programs read it (`tools.DATA_DIR`/sales.csv, read-only)."""
+
+
 class TableQAEnv(AnswerEnv):
-    """The task's table as `sales`, queried through the sandboxed SQL worker."""
+    """The task's table as `sales`, queried through the sandboxed SQL worker; for the
+    programs a group chat's terminal runs, the same rows as a CSV file."""
 
     benchmark, modality, category = BENCHMARK, MODALITY, CATEGORY
 
     def tools(self) -> dict[str, Tool]:
         table = make_table(self.task.seed)  # memoized: every episode of a task shares it
-        return {"sql": lambda args: run_sql(table, str(args.get("query", "")))}
+        data = {DATA_FILE: table_csv(self.task.seed)}
+        return {
+            "sql": lambda args: run_sql(table, str(args.get("query", ""))),
+            TERMINAL: lambda args: computer_terminal(args, data),
+        }
 
     def reset(self) -> str:
         self._start()

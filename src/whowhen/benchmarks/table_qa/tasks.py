@@ -68,6 +68,12 @@ def make_table(seed: int, n_rows: int = 360) -> pl.DataFrame:
     )
 
 
+@lru_cache(maxsize=256)
+def table_csv(seed: int) -> str:
+    """The task's table as CSV text (the file a program reads)."""
+    return make_table(seed).write_csv()
+
+
 def gold_answer(
     table: pl.DataFrame, agg: str, measure: str, product: str, region: str, month: int
 ) -> str | None:

@@ -11,7 +11,13 @@ of Magentic-One runs, each under the taxonomy mode it is an instance of.
 - a distorted instruction: the message to the WebSurfer names another option value than
   the ledger (coordination.distorted_handoff);
 - a verification that checks nothing: the ledger that should have a wrong cart line
-  removed declares the cart right and has it checked out (verification.false_approval).
+  removed declares the cart right and has it checked out (verification.false_approval);
+- a stale ledger: after the item went into the cart, the Orchestrator writes its previous
+  ledger again, as if the WebSurfer's action had not happened, and the item is added twice
+  (coordination.ignored_message).
+
+A repeated action loop and an ignored tool error are where an unsupported offer leads:
+the shop refuses the selection, and the team selects again and again.
 """
 
 from __future__ import annotations
@@ -130,11 +136,27 @@ def distorted_instruction(
     return tell(ORCHESTRATOR, SURFER, said)
 
 
+@covers("ledger")
+def stale_ledger(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
+    """coordination.ignored_message: the ledger after an item went into the cart repeats
+    the ledger before it word for word (add the item to the cart)."""
+    if ledger_body(action) is None:
+        return None
+    acted = next((s for s in reversed(history) if s.actor == SURFER), None)
+    if acted is None or acted.tool != "add_to_cart":
+        return None
+    before = next((s for s in reversed(history[: acted.step]) if ledger_body(s) is not None), None)
+    if before is None:
+        return None
+    return Action(ORCHESTRATOR, before.content)
+
+
 OPERATORS = {
     "perception.misread_value": unsupported_offer,
     "action.wrong_tool_argument": wrong_option,
     "planning.premature_finish": early_checkout,
     "coordination.distorted_handoff": distorted_instruction,
     "verification.false_approval": trusted_cart,
+    "coordination.ignored_message": stale_ledger,
 }
 """Taxonomy mode -> the ledger orchestrator's operator for it."""
