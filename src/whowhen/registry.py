@@ -35,7 +35,12 @@ from whowhen.benchmarks.base import Benchmark
 from whowhen.benchmarks.dataset_file import make_benchmark
 from whowhen.errors import WhowhenError
 from whowhen.plugins import Registry
-from whowhen.tools import FINAL_ANSWER_TOOL, RUN_PYTHON_TOOL, TERMINAL_TOOL
+from whowhen.tools import (
+    FINAL_ANSWER_TOOL,
+    LEDGER_TERMINAL_TOOL,
+    RUN_PYTHON_TOOL,
+    TERMINAL_TOOL,
+)
 
 ENTRY_POINT_GROUP = "whowhen.benchmarks"
 
@@ -48,7 +53,7 @@ SYSTEMS: dict[str, dict[str, type]] = {}
 BUILTIN_SYSTEMS = ("react", "code_act", "solver_verifier", "orchestrator", "pipeline")
 """The built-in systems, in the order a listing shows them."""
 
-CODE_SYSTEMS = ("code_act", "pipeline", "expert_chat")
+CODE_SYSTEMS = ("code_act", "pipeline", "expert_chat", "ledger")
 """Built-in systems whose agents write programs that run in the sandbox (a process per
 program: their shards take longest, and their code is untrusted when a model writes it)."""
 
@@ -255,10 +260,13 @@ def pair_tools(
     system: str, benchmark: str, bench_cfg: dict[str, Any] | None = None
 ) -> tuple[dict[str, Any], ...]:
     """The tool schemas an LLM playing `system` on `benchmark` is offered: code_act writes
-    Python (run_python, final_answer); an expert group chat runs its code on the
-    terminal, besides the benchmark's own tools; the others use the benchmark's tools."""
+    Python (run_python, final_answer); an expert group chat and a ledger orchestrator run
+    their code on their terminal, besides the benchmark's own tools; the others use the
+    benchmark's tools."""
     if base_system(system) == "code_act":
         return (RUN_PYTHON_TOOL, FINAL_ANSWER_TOOL)
     if base_system(system) == "expert_chat":
         return (TERMINAL_TOOL, *get_benchmark(benchmark, bench_cfg).tools)
+    if base_system(system) == "ledger":
+        return (LEDGER_TERMINAL_TOOL, *get_benchmark(benchmark, bench_cfg).tools)
     return get_benchmark(benchmark, bench_cfg).tools

@@ -112,6 +112,16 @@ TERMINAL_TOOL: dict[str, Any] = {
 }
 """An expert group chat's code runner: run_python under the speaker name AG2 gives it."""
 
+LEDGER_TERMINAL_TOOL: dict[str, Any] = {
+    **RUN_PYTHON_TOOL,
+    "name": "ComputerTerminal",
+    "description": (
+        "Run the Python script the team's coder wrote (sandboxed as run_python) and report "
+        "its exit code and output, as a Magentic-One team's terminal does."
+    ),
+}
+"""A ledger orchestrator's code runner, under the name Magentic-One gives it."""
+
 _RUNS: dict[str, tuple[str, str, str]] = {}
 """Output of programs that ran to an end (ok or error) in this process, by their code: a
 warm start replays a recorded prefix's programs, and each replay would otherwise start
@@ -159,7 +169,12 @@ def _run(code: str, files: Mapping[str, str] | None = None) -> tuple[str, str, s
 TERMINAL = TERMINAL_TOOL["name"]
 """The speaker that runs an expert group chat's code, as AG2's group chats (and the
 Who&When runs recorded from them) name it: its output is an observation, not a turn."""
-_EXIT = re.compile(r"^exitcode: -?[0-9]+ \([^)]*\)\nCode output: ?", re.S)
+LEDGER_TERMINAL = LEDGER_TERMINAL_TOOL["name"]
+_EXIT = re.compile(
+    r"^(?:exitcode: -?[0-9]+ \([^)]*\)\nCode output: ?"
+    r"|The script ran, then exited with Unix exit code: -?[0-9]+\nIts output was:\n?)",
+    re.S,
+)
 
 
 def computer_terminal(args: dict[str, Any], files: Mapping[str, str] | None = None) -> str:
@@ -171,6 +186,16 @@ def computer_terminal(args: dict[str, Any], files: Mapping[str, str] | None = No
         return f"exitcode: 0 (execution succeeded)\nCode output: {out}"
     reason = "execution failed" if status == "error" else f"execution stopped: {status}"
     return f"exitcode: 1 ({reason})\nCode output: {out}\n{tail}".rstrip()
+
+
+def ledger_terminal(args: dict[str, Any]) -> str:
+    """`run_python` as Magentic-One's ComputerTerminal reports it (the exit code, then the
+    output; the error's last line on a failure), so built ledger runs read like recorded
+    ones."""
+    status, out, tail = _run(str(args.get("code", "")))
+    code = 0 if status == "ok" else 1
+    text = f"The script ran, then exited with Unix exit code: {code}\nIts output was:\n{out}"
+    return (text if status == "ok" else f"{text}\n{tail}").rstrip()
 
 
 def code_output(text: str) -> str:

@@ -8,28 +8,38 @@ a `Next speaker` note; the worker takes one action and the Orchestrator updates 
 again. When the ledger says the request is satisfied, the Orchestrator's next step is the
 final answer (`FINAL ANSWER: ...`) or, where a worker must finish the task (a checkout),
 the instruction to do so.
+
+The team's coder (named Assistant, as in the recorded runs) writes a Python script into
+its message when the ledger asks for one; the ledger then names the ComputerTerminal,
+and the Orchestrator's instruction to it runs the script (`ComputerTerminal`, a tool:
+its output is an observation, as Who&When's importer reads the recorded terminal).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 from whowhen.agents.phrasing import Form, chance
 from whowhen.agents.scripted import ScriptedSystem, addressee, tell
 from whowhen.runtime import Action, Step
+from whowhen.tools import LEDGER_TERMINAL
 
 LEDGER_HEAD = "Updated Ledger:\n"
 NEXT_SPEAKER = "Next speaker "
 ORCHESTRATOR = "Orchestrator"
 FINAL_ANSWER = "FINAL ANSWER: "
+CODER = "Assistant"
+TERMINAL = LEDGER_TERMINAL
 TEAM = (
     ("WebSurfer", "a helpful assistant with access to a web browser: it can search, open "
      "pages, click links, buttons and options, and report what the page shows."),
     ("FileSurfer", "a helpful assistant that can search local files and documents and "
      "open them to read."),
-    ("Coder", "a helpful assistant that writes Python code to analyse or compute."),
-    ("ComputerTerminal", "a terminal that runs the programs the Coder writes."),
+    ("Assistant", "a helpful AI assistant, the team's coder: it writes Python scripts to "
+     "analyse or compute."),
+    ("ComputerTerminal", "a terminal that runs the Python scripts the Assistant writes."),
 )  # fmt: skip
 """The team a Magentic-One orchestrator is given, as its initial plan lists it."""
 SATISFIED = "The request is answered; only the last step is left."
@@ -121,9 +131,27 @@ def progress(history: Sequence[Step]) -> tuple[str, bool]:
     last = next((s for s in reversed(history) if s.kind == "observation"), None)
     if last is None:
         return "We have not acted yet; the first step starts the work.", True
-    if last.content.startswith(("Error", "No results", "No document")):
+    failed = last.content.startswith(("Error", "No results", "No document"))
+    if failed or last.content.startswith("The script ran, then exited with Unix exit code: 1"):
         return "The last action gave nothing to work with; we change approach.", False
     return "The last action showed something new that we can work from.", True
+
+
+_SCRIPT = re.compile(r"```python\n(.*?)\n```", re.S)
+
+
+def script_in(step: Step | Action) -> str | None:
+    """The Python script a coder's message holds, or None."""
+    found = _SCRIPT.search(step.content) if step.actor == CODER else None
+    return found.group(1) if found else None
+
+
+def last_script(history: Sequence[Step]) -> str:
+    """The coder's most recent script ('' if it wrote none)."""
+    for step in reversed(history):
+        if (script := script_in(step)) is not None:
+            return script
+    return ""
 
 
 def ledger_step(
@@ -171,6 +199,9 @@ class ScriptedLedger(ScriptedSystem):
             answer = said.removeprefix(FINAL_ANSWER).strip()
             return Action(ORCHESTRATOR, said, "final_answer", {"answer": answer})
         who = str(answers.get("next_speaker") or self.agents[1])
+        if who == TERMINAL:  # the instruction runs the script (a tool, not an agent)
+            code = last_script(history)
+            return Action(ORCHESTRATOR, f"To {TERMINAL}: {said}", TERMINAL, {"code": code})
         return tell(ORCHESTRATOR, who if who in self.agents else self.agents[1], said)
 
     def decide(self, history: Sequence[Step]) -> Action:
@@ -178,7 +209,7 @@ class ScriptedLedger(ScriptedSystem):
         if not agent_steps:
             return self.plan(history)
         last = agent_steps[-1]
-        if last.actor != self.orchestrator:
+        if last.actor != self.orchestrator or last.tool == TERMINAL:
             return self.ledger(history)
         if last.content.startswith(NEXT_SPEAKER):
             return self.work(last.content.removeprefix(NEXT_SPEAKER).strip(), history)

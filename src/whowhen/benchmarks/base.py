@@ -1,7 +1,7 @@
 """What every benchmark shares: its registry record (`Benchmark`), and the environment
 base class (`done`, dispatch of tool calls to the environment's own tools plus
-`final_answer`, `run_python` and its group-chat form `Computer_terminal`, and scoring
-with the benchmark's rule).
+`final_answer`, `run_python` and its team forms `Computer_terminal` and
+`ComputerTerminal`, and scoring with the benchmark's rule).
 
 A benchmark package `whowhen.benchmarks.<name>` exports `SPEC: Benchmark`; the registry
 (`whowhen.registry`) finds the packages, so nothing else lists them.
@@ -15,7 +15,13 @@ from types import ModuleType
 from typing import Any
 
 from whowhen.runtime import Action, Environment, Verdict
-from whowhen.tools import TERMINAL, computer_terminal, run_python
+from whowhen.tools import (
+    LEDGER_TERMINAL,
+    TERMINAL,
+    computer_terminal,
+    ledger_terminal,
+    run_python,
+)
 
 Observation = str | tuple[str, tuple[str, ...]]
 """A tool's result: its text, or (text, media references) when it shows images."""
@@ -191,7 +197,11 @@ class AnswerEnv:
         if action.tool == "final_answer":
             self._answer, self._done = str(args.get("answer", "")), True
             return None
-        shared = {"run_python": run_python, TERMINAL: computer_terminal}
+        shared = {
+            "run_python": run_python,
+            TERMINAL: computer_terminal,
+            LEDGER_TERMINAL: ledger_terminal,
+        }
         tool = {**shared, **self.tools()}.get(action.tool)
         if tool is None:
             return action.tool, f"Error: unknown tool {action.tool!r}"

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 from scipy import sparse
 
@@ -39,14 +40,25 @@ log = logging.getLogger(__name__)
 SCORE_RUNS = 2000
 """Held-out runs scored per feature matrix: a paper-scale build's 20,000 items hold
 600,000 candidate steps, whose features at once would take several GB."""
+CACHE_ROWS = 100_000
+"""Up to this many candidate steps, their features are built once (about 3 MB per 1,000
+steps) and each fold takes its rows; beyond it, per fold (each step is built three times
+a round, but a paper-scale build stays within a few GB)."""
 
 
 @dataclass(frozen=True)
 class Candidates:
     """Every candidate step of the items, with its gold flag; each fold's features are
-    built for the sampled training items and then for the held-out runs in chunks."""
+    built for the sampled training items and then for the held-out runs in chunks, or
+    taken from `matrix`, built once for every step where they are few (`CACHE_ROWS`)."""
 
-    steps: pl.DataFrame  # agent steps: run_id, step, their text, gold (1.0 on the item's)
+    steps: pl.DataFrame  # agent steps: run_id, step, their text, gold, _row (their index)
+    matrix: sparse.csr_matrix | None = None
+
+    def features(self, rows: pl.DataFrame) -> sparse.csr_matrix:
+        if self.matrix is not None:
+            return self.matrix[rows["_row"].to_numpy()]
+        return _features(rows)
 
     @classmethod
     def of(cls, labels: pl.DataFrame, steps: pl.DataFrame) -> Candidates:
@@ -57,7 +69,9 @@ class Candidates:
             .join(gold, on=["run_id", "step"], how="left")
             .with_columns(pl.col("gold").fill_null(0.0))
         )
-        return cls(cand.select("run_id", "step", "actor", "content", "tool", "tool_args", "gold"))
+        cand = cand.select("run_id", "step", "actor", "content", "tool", "tool_args", "gold")
+        cand = cand.with_row_index("_row")
+        return cls(cand, _features(cand) if cand.height <= CACHE_ROWS else None)
 
     def of_runs(self, run_ids: pl.Series | list[str]) -> pl.DataFrame:
         ids = run_ids if isinstance(run_ids, pl.Series) else pl.Series(run_ids)
@@ -65,7 +79,9 @@ class Candidates:
 
 
 def _features(rows: pl.DataFrame) -> sparse.csr_matrix:
-    return hashed_matrix(step_text(r) for r in rows.iter_rows(named=True))
+    """Single precision: what the fit and the scoring use (`probes.fit_logistic`)."""
+    matrix = hashed_matrix(step_text(r) for r in rows.iter_rows(named=True))
+    return matrix.astype(np.float32)
 
 
 def held_out_hits(
@@ -89,13 +105,13 @@ def held_out_hits(
         if train.height == 0 or held.height == 0:
             continue
         fit = cands.of_runs(train["run_id"])
-        w = fit_logistic(_features(fit), fit["gold"].to_numpy())
+        w = fit_logistic(cands.features(fit), fit["gold"].to_numpy())
         ids = held["run_id"].to_list()
         for i in range(0, len(ids), SCORE_RUNS):
             chunk = ids[i : i + SCORE_RUNS]
             part = cands.of_runs(chunk)
             scored = part.select("run_id", "step").with_columns(
-                pl.Series("score", _features(part) @ w[:-1])
+                pl.Series("score", cands.features(part) @ w[:-1])
             )
             out.append(_margins(scored, held.filter(pl.col("run_id").is_in(chunk))))
     if not out:

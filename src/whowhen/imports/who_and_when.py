@@ -30,7 +30,9 @@ TOOL_SPEAKERS = ("Computer_terminal", "ComputerTerminal")
 """Who&When's tool-output speakers (AG's code executor, Magentic-One's terminal): they
 print what code did and decide nothing, so their steps import as observations and no
 attributor takes them for a candidate agent."""
-MAGENTIC_ONE = ("Orchestrator", "WebSurfer", "FileSurfer", "Coder", "ComputerTerminal")
+MAGENTIC_ONE = (
+    "Orchestrator", "WebSurfer", "FileSurfer", "Coder", "Assistant", "ComputerTerminal",
+)  # fmt: skip
 _PAREN = re.compile(r"^\s*(.*?)\s*\(.*\)\s*$")
 _NUMBER = re.compile(r"[0-9]+")
 HUMAN_ROLES = {"human", "user"}

@@ -18,7 +18,7 @@ PROMPTS: dict[str, dict[str, str]] = {
         "the document confirms it, otherwise send it back with what it says.",
     },
     "ledger": {
-        "Orchestrator": "You lead a team (WebSurfer, FileSurfer, Coder, ComputerTerminal) to "
+        "Orchestrator": "You lead a team (WebSurfer, FileSurfer, Assistant, ComputerTerminal) to "
         "answer the question from the document corpus. Write an initial plan; before every "
         "turn, write an updated ledger as JSON (is_request_satisfied, is_in_loop, "
         "is_progress_being_made, next_speaker, instruction_or_question, each with a reason "

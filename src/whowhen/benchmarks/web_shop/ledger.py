@@ -7,7 +7,9 @@ is satisfied, whether the team is in a loop, whether progress is being made, the
 speaker and the instruction; it passes the instruction on (`To WebSurfer: ...`, at times
 after a `Next speaker WebSurfer` note) and the WebSurfer carries it out with one browser
 action (typing a search, clicking an item, a button or an option, adding to the cart,
-checking out). Every decision is the Orchestrator's: the next move is worked out from the
+checking out). On some tasks the Orchestrator has the Assistant (the team's coder) write
+a script that checks the reported item, and the ComputerTerminal run it
+(`ledger_code`). Every decision is the Orchestrator's: the next move is worked out from the
 pages seen so far as a lone shopper would (`next_move`) and written into the ledger; the
 instruction copies the ledger; the WebSurfer does what the instruction says. So a wrong
 ledger, a distorted instruction or a wrong click each carries on to the purchase.
@@ -19,7 +21,9 @@ import re
 from collections.abc import Sequence
 
 from whowhen.agents.ledger import (
+    CODER,
     ORCHESTRATOR,
+    TERMINAL,
     Instructions,
     ScriptedLedger,
     initial_plan,
@@ -29,6 +33,15 @@ from whowhen.agents.ledger import (
 from whowhen.agents.phrasing import task_chance
 from whowhen.benchmarks.web_shop.actions import SCAN
 from whowhen.benchmarks.web_shop.belief import spec_of
+from whowhen.benchmarks.web_shop.ledger_code import (
+    ASK_SCRIPT,
+    FITS,
+    FIX,
+    RUN,
+    uses_code,
+    verdict,
+    write_script,
+)
 from whowhen.benchmarks.web_shop.pages import Item, added, cart, current_page, product
 from whowhen.benchmarks.web_shop.policies import (
     VIEW_CART_P,
@@ -117,10 +130,19 @@ def next_move(history: Sequence[Step]) -> Action:
         item = reported(history, page.index)
         if item is None:
             return Action(SURFER, ASK_REPORT)
-        if not item.offers(spec.want):
+        fits = item.offers(spec.want)
+        if uses_code(history):  # the script's verdict decides, not the report
+            state, said = verdict(history, page.index)
+            if state == "ask":
+                return Action(CODER, ASK_SCRIPT)
+            if state == "run":
+                return Action(TERMINAL, RUN)
+            if state == "error":
+                return Action(CODER, FIX.at(0, error=said))
+            fits = said == FITS
+        if not fits:
             return Action(SURFER, "", "click", {"target": "back"})
-        move = configure(SURFER, history, page.index, item, spec)
-        return Action(SURFER, "", move.tool, move.tool_args)
+        return configure_move(history, page.index, item)
     if page is not None and page.kind == "cart" and lines:
         if cart_matches(lines, spec):
             return Action(SURFER, "", "checkout", {})
@@ -139,8 +161,14 @@ def next_move(history: Sequence[Step]) -> Action:
     return Action(SURFER, "", move.tool, move.tool_args)
 
 
+def configure_move(history: Sequence[Step], since: int, item: Item) -> Action:
+    """The WebSurfer's next option to select on the item opened at `since`, or the add."""
+    move = configure(SURFER, history, since, item, spec_of(history))
+    return Action(SURFER, "", move.tool, move.tool_args)
+
+
 class ShopLedgerSystem(ScriptedLedger):
-    agents = (ORCHESTRATOR, SURFER)
+    agents = (ORCHESTRATOR, SURFER, CODER)
 
     def plan(self, history: Sequence[Step]) -> Action:
         spec = spec_of(history)
@@ -156,10 +184,16 @@ class ShopLedgerSystem(ScriptedLedger):
 
     def ledger(self, history: Sequence[Step]) -> Action:
         move = next_move(history)
-        return ledger_step(history, move.tool == "checkout", SURFER, instruction(move))
+        return ledger_step(history, move.tool == "checkout", move.actor, instruction(move))
 
     def work(self, worker: str, history: Sequence[Step]) -> Action:
         text = instruction_to(history, worker)
+        if worker == CODER:
+            page = current_page(history)
+            item = reported(history, page.index) if page is not None else None
+            if item is None:
+                return Action(CODER, f"To {ORCHESTRATOR}: there is no reported item to check.")
+            return write_script(history, item, spec_of(history))
         if text == ASK_REPORT:
             page = current_page(history)
             item = product(page.text) if page is not None and page.kind == "product" else None

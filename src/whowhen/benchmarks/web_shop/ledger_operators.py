@@ -16,8 +16,15 @@ of Magentic-One runs, each under the taxonomy mode it is an instance of.
   ledger again, as if the WebSurfer's action had not happened, and the item is added twice
   (coordination.ignored_message).
 
-A repeated action loop and an ignored tool error are where an unsupported offer leads:
-the shop refuses the selection, and the team selects again and again.
+- a logic bug in the Assistant's check script: `any` for `all`, so an item that offers
+  one of the wanted values passes (reasoning.logic_bug); the team then selects an option
+  the item does not offer, the shop refuses, and the team selects again and again;
+- an ignored tool error: the check script failed, and the ledger goes on to configure the
+  item instead of having the script fixed (verification.false_approval: the check that
+  should decide was skipped).
+
+A repeated action loop is also where an unsupported offer leads: the shop refuses the
+selection, and the team selects again and again.
 """
 
 from __future__ import annotations
@@ -25,7 +32,14 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from whowhen.agents.ledger import ORCHESTRATOR, ledger_body, satisfied_ledger
+from whowhen.agents.ledger import (
+    CODER,
+    ORCHESTRATOR,
+    ledger_body,
+    ledger_step,
+    satisfied_ledger,
+    script_in,
+)
 from whowhen.agents.scripted import addressee, tell
 from whowhen.benchmarks.base import covers
 from whowhen.benchmarks.web_shop.belief import spec_of
@@ -33,10 +47,14 @@ from whowhen.benchmarks.web_shop.ledger import (
     DONE_BY,
     INSTRUCTIONS,
     SURFER,
+    configure_move,
+    instruction,
     read_instruction,
     read_report,
     report_text,
+    reported,
 )
+from whowhen.benchmarks.web_shop.ledger_code import FIX, check_script
 from whowhen.benchmarks.web_shop.pages import Item, current_page, product
 from whowhen.runtime import Action, Step
 
@@ -151,12 +169,47 @@ def stale_ledger(action: Action, rng: random.Random, history: Sequence[Step]) ->
     return Action(ORCHESTRATOR, before.content)
 
 
+@covers("ledger")
+def any_option_passes(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
+    """reasoning.logic_bug: the check script tests that any wanted value is offered, not
+    every one."""
+    if script_in(action) is None:
+        return None
+    page = current_page(history)
+    item = reported(history, page.index) if page is not None else None
+    if item is None:
+        return None
+    head = action.content.split("\n```python", 1)[0]
+    code = check_script(item, spec_of(history), any_option=True)
+    return Action(CODER, f"{head}\n```python\n{code}\n```")
+
+
+@covers("ledger")
+def failed_check_passed(
+    action: Action, rng: random.Random, history: Sequence[Step]
+) -> Action | None:
+    """verification.false_approval: the ledger that should send the failed script back
+    to be fixed goes on to configure the item as if the check had passed."""
+    body = ledger_body(action)
+    said = body.get("instruction_or_question", {}) if body is not None else {}
+    asked = str(said.get("answer", "")) if isinstance(said, dict) else ""
+    if FIX.fields(asked) is None:
+        return None
+    page = current_page(history)
+    item = reported(history, page.index) if page is not None else None
+    if page is None or item is None:
+        return None
+    move = configure_move(history, page.index, item)
+    return ledger_step(history, False, SURFER, instruction(move))
+
+
 OPERATORS = {
     "perception.misread_value": unsupported_offer,
     "action.wrong_tool_argument": wrong_option,
     "planning.premature_finish": early_checkout,
     "coordination.distorted_handoff": distorted_instruction,
-    "verification.false_approval": trusted_cart,
+    "verification.false_approval": (trusted_cart, failed_check_passed),
     "coordination.ignored_message": stale_ledger,
+    "reasoning.logic_bug": any_option_passes,
 }
 """Taxonomy mode -> the ledger orchestrator's operator for it."""

@@ -24,7 +24,7 @@ PROMPTS: dict[str, dict[str, str]] = {
         "(when nothing fits, check out the cart as it is).",
     },
     "ledger": {
-        "Orchestrator": "You lead a team (WebSurfer, FileSurfer, Coder, ComputerTerminal) to "
+        "Orchestrator": "You lead a team (WebSurfer, FileSurfer, Assistant, ComputerTerminal) to "
         "buy the item the instruction describes. Write an initial plan; before every turn, "
         "write an updated ledger as JSON (is_request_satisfied, is_in_loop, "
         "is_progress_being_made, next_speaker, instruction_or_question, each with a reason "
@@ -32,6 +32,10 @@ PROMPTS: dict[str, dict[str, str]] = {
         "WebSurfer": "You operate the shop's browser: carry out the Orchestrator's instruction "
         "with one action (search, click, select_option, add_to_cart, checkout) and say what "
         "you did, or report the open item's price and options when asked.",
+        "Assistant": "You are the team's coder: when the Orchestrator asks, write a Python "
+        "script in a python code block that checks the open item, as the WebSurfer reported "
+        "it, against the request (price under the budget, every wanted option offered) and "
+        "prints 'fits' or 'does not fit'; fix it when its run fails.",
     },
 }
 """System -> agent -> the role prompt an LLM playing that agent would get."""
