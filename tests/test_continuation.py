@@ -196,4 +196,4 @@ def test_rerollout_share_compares_a_seeded_sample() -> None:
     assert 0.2 * inj.height < len(half) < 0.8 * inj.height and half < every
     assert compared(0.5) == half  # the same sample each time
     assert (_share(True), _share(False), _share(0.25)) == (1.0, 0.0, 0.25)
-    assert load_config(ROOT / "config/config.yaml")["continuation"]["rerollout"] == 0.5
+    assert load_config(ROOT / "config/config.yaml")["continuation"]["rerollout"] == 0.25

@@ -18,7 +18,7 @@ from whowhen.continuation_checks import Shard, compare_rerollout, controls_pass,
 from whowhen.continuation_records import continuation_record, keep_run, record_outcome
 from whowhen.errors import WhowhenError
 from whowhen.frameworks.stage import FrameworkShard, framework_warm_start, is_framework
-from whowhen.registry import get_benchmark, pair_tools, played_by, played_by_model
+from whowhen.registry import SYSTEM_KINDS, get_benchmark, pair_tools, played_by, played_by_model
 from whowhen.runtime import (
     Action,
     AgentSystem,
@@ -27,7 +27,7 @@ from whowhen.runtime import (
     warm_start,
 )
 from whowhen.runtime.infra import check_infra_share
-from whowhen.runtime.parallel import in_parallel
+from whowhen.runtime.parallel import SANDBOX_RUNS, in_parallel
 from whowhen.runtime.records import by_run, steps_from_frame
 from whowhen.schema import (
     CONTINUATIONS,
@@ -159,7 +159,9 @@ def _continue(
     # (model-played shards go up to the models' concurrency at a time)
     order = list(injections.sort("parent_run_id", "injection_id").iter_rows(named=True))
     per_injection: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for n, (injection_id, out) in enumerate(in_parallel(one, order, client), start=1):
+    code = client is None and all(SYSTEM_KINDS.get(s).runs_code for s in set(runs["system"]))
+    done = in_parallel(one, order, client, SANDBOX_RUNS if code else 1)
+    for n, (injection_id, out) in enumerate(done, start=1):
         per_injection[injection_id] = out
         if n % 100 == 0:
             log.info("continuation: %d/%d injections", n, injections.height)

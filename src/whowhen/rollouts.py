@@ -13,10 +13,10 @@ from whowhen.defaults import filled
 from whowhen.frameworks.stage import FrameworkShard, exchange_rows, is_framework, run_stats
 from whowhen.media import media_root
 from whowhen.operators import slip_model
-from whowhen.registry import get_benchmark, pair_tools, played_by_model
+from whowhen.registry import SYSTEM_KINDS, get_benchmark, pair_tools, played_by_model
 from whowhen.runtime import AgentSystem, run_episode
 from whowhen.runtime.infra import check_infra_share, split_infra
-from whowhen.runtime.parallel import in_parallel
+from whowhen.runtime.parallel import SANDBOX_RUNS, in_parallel
 from whowhen.runtime.records import run_row, step_rows
 from whowhen.sandbox.run import ensure_available
 from whowhen.schema import EXCHANGES, RUNS, SLIPS, STEPS, empty, stable_id, to_arrow, write_table
@@ -73,7 +73,9 @@ def run_rollouts(
         return row, step_rows(episode, run_id), _slip_rows(agent, run_id, benchmark, system)
 
     runs, steps, slips = [], [], []
-    for i, (row, step_part, slip_part) in enumerate(in_parallel(one, tasks, client), start=1):
+    at_once = SANDBOX_RUNS if client is None and SYSTEM_KINDS.get(system).runs_code else 1
+    done = in_parallel(one, tasks, client, at_once)
+    for i, (row, step_part, slip_part) in enumerate(done, start=1):
         runs.append(row)
         steps += step_part
         slips += slip_part

@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from whowhen import program_cache
 from whowhen.runtime import Action
 from whowhen.sandbox import Limits, run_program
 
@@ -148,7 +149,8 @@ _LIMITS = Limits(wall_s=10.0, cpu_s=5, memory_mb=512)
 
 def _run(code: str, files: Mapping[str, str] | None = None) -> tuple[str, str, str]:
     """(status, stdout, last line of stderr) of a sandboxed program, cached by its code
-    and its data files (`files`: name -> text, read-only under `DATA_DIR`)."""
+    and its data files (`files`: name -> text, read-only under `DATA_DIR`), in this
+    process and, where the build keeps them, on disk (`program_cache`)."""
     data = dict(files or {})
     if "main.py" in data:
         raise ValueError("a data file may not be named main.py (the program's own name)")
@@ -158,10 +160,14 @@ def _run(code: str, files: Mapping[str, str] | None = None) -> tuple[str, str, s
         key = f"{digest}\x00{code}"
     if key in _RUNS:
         return _RUNS[key]
-    result = run_program({**data, "main.py": code}, ["main.py"], _LIMITS)
-    tail = result.stderr.strip().splitlines()[-1:] or [result.status]
-    ran = (result.status, result.stdout.rstrip(), tail[0])
-    if result.status in ("ok", "error") and len(_RUNS) < _MAX_RUNS:
+    kept = program_cache.key(code, data, _LIMITS)
+    ran = program_cache.get(kept)
+    if ran is None:
+        result = run_program({**data, "main.py": code}, ["main.py"], _LIMITS)
+        tail = result.stderr.strip().splitlines()[-1:] or [result.status]
+        ran = (result.status, result.stdout.rstrip(), tail[0])
+        program_cache.put(kept, ran)
+    if ran[0] in ("ok", "error") and len(_RUNS) < _MAX_RUNS:
         _RUNS[key] = ran
     return ran
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from whowhen import sandbox
+from whowhen import program_cache, sandbox
 from whowhen.errors import WhowhenError
 from whowhen.terminal import inert
 
@@ -51,6 +51,7 @@ def run_stage(smk: Any, stage: Stage) -> None:
     box = config.get("sandbox", {})
     # `auto` is resolved by validate_config; unresolved, the cap is on (the safe side)
     sandbox.configure(bool(box.get("unsafe_local")), box.get("kernel_process_cap") != "never")
+    program_cache.use(box.get("program_cache"))
     args = (_named(smk.params), _named(smk.input), _named(smk.output), _named(smk.wildcards))
     try:
         _profiled(stage, args, smk.log[0] if smk.log else name)
