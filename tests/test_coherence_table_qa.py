@@ -17,12 +17,14 @@ import re
 import pytest
 
 from whowhen.benchmarks.table_qa import SPEC
+from whowhen.benchmarks.table_qa.experts import ExpertChatSystem
 from whowhen.operators import build_operators
 from whowhen.runtime import Action, Step
 
 from .coherence_checks import modes_test, reference_test, swept_test
 
 BENCHMARK = "table_qa"
+TERMINATE = ExpertChatSystem.end.strip()  # a group chat's closing word, after the answer
 SYSTEMS = tuple(SPEC.policies)
 OPERATORS = build_operators([SPEC], generic={})  # this package's only: no generic slip
 _ANNOUNCE = re.compile(r"\bI will (?:compute|query|run)\b", re.I)
@@ -78,6 +80,7 @@ def _query_contradiction(text: str, sql: str) -> str | None:
 def contradiction(step: Action | Step) -> str | None:
     """What in this one step contradicts the rest of it, or None when it is consistent."""
     text, tool, args = step.content.strip(), step.tool, step.tool_args or {}
+    text = text.removesuffix(TERMINATE).strip()
     answer = _ANSWER_WORDS.search(text)
     if tool == "sql":
         if not text:

@@ -23,6 +23,7 @@ from whowhen.registry import get_benchmark
 from whowhen.runtime import Action
 from whowhen.standin.server import TestServer
 
+from .framework_checks import check_warm_start, injection_plan
 from .model_clients import cached_client
 
 CFG = {"n_tasks": 3, "min_ops": 2, "max_ops": 3}
@@ -116,18 +117,10 @@ def test_warm_start_replays_the_prefix_injects_and_goes_live(adapter: Any, tmp_p
         wrong = Action(
             step.actor, step.content, step.tool, {"expression": f"{a} {op} {int(b) + 1}"}
         )
-        plan = Plan(
-            original.session.exchanges, exchange.index, adapter.write([wrong], exchange.message)
-        )
+        plan, index = injection_plan(original, k, wrong, adapter)
         before = srv.completed
         warm = _run(adapter, gw, forward, task, "injected", plan)
-    sources = [e.source for e in warm.session.exchanges]
-    assert sources[: exchange.index] == ["replayed"] * exchange.index
-    assert sources[exchange.index] == "injected"
-    assert set(sources[exchange.index + 1 :]) == {"live"}
-    assert srv.completed - before == sources.count("live")  # the prefix asked nothing
-    assert _view(warm.episode.history[:k]) == _view(history[:k])  # the exact prefix
-    assert warm.episode.history[k].tool_args == wrong.tool_args
+    check_warm_start(warm, history, k, index, srv.completed - before, wrong.tool_args)
     assert original.episode.verdict.success
     assert _view(warm.episode.history) != _view(history)  # it went on from the error
     if adapter.plays == "react":  # nobody checks a lone agent: the error decides

@@ -193,6 +193,11 @@ def _one_line(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+KERNEL_START_S = 300
+"""How long a kernel may take to start: on a loaded machine (a build beside the tests)
+one took more than the client's default minute, which failed a notebook that was fine."""
+
+
 def execute_notebook(
     nb: nbformat.NotebookNode, name: str, injected_at: int, timeout: int, cwd: Path
 ) -> None:
@@ -211,6 +216,7 @@ def execute_notebook(
         kernel_name=NATIVE_KERNEL_NAME,
         kernel_manager_class=_ThisInterpreterKernel,
         timeout=timeout,
+        startup_timeout=KERNEL_START_S,
         record_timing=False,  # no per-cell timestamps in the metadata
         allow_errors=False,
         shutdown_kernel="immediate",  # outputs are in; a timed-out cell must not linger

@@ -1,14 +1,21 @@
 """AG2 (`pip install -e '.[ag2]'`, the classic `autogen` API that Who&When's
-Algorithm-Generated runs came from): a group chat playing `solver_verifier`.
+Algorithm-Generated runs came from): group chats playing `solver_verifier` and
+`expert_chat`.
 
-Three agents and a manager: `solver` and `verifier` are model-backed
-`ConversableAgent`s (their role prompts as system messages, the benchmark's tools
-offered natively), `executor` a `UserProxyAgent` that runs every tool call in the
-environment and says nothing else; the `GroupChatManager` picks speakers with the
-built-in system's turn-taking rule (`agents.team.speaker`: after a tool call its
-result, then the same agent; a solver's message goes to the verifier and back), so the
-framework's order is the one the system's operators and the stand-in know. The chat ends
-once `final_answer` has run.
+Model-backed `ConversableAgent`s (their role prompts as system messages, the benchmark's
+tools offered natively), a `UserProxyAgent` that runs every tool call in the environment
+and says nothing else, and a `GroupChatManager` that picks speakers with the built-in
+system's turn-taking rule, so the framework's order is the one the system's operators and
+the stand-in know. The chat ends once `final_answer` has run.
+
+- `ag2_solver_verifier`: `solver` and `verifier`, the executor `executor`; after a tool
+  call its result, then the same agent; a solver's message goes to the verifier and back
+  (`agents.team.speaker`).
+- `ag2_expert_chat`: the benchmark's experts (on arithmetic: Arithmetic_Expert,
+  Python_Expert, Verification_Expert), the executor named `Computer_terminal` as in
+  CaptainAgent's chats, running the programs the experts call it with; the speaker rule is
+  the benchmark's group chat's own (`ScriptedExpertChat.speaker`: who reads a program's
+  output, who checks a proposal).
 """
 
 from __future__ import annotations
@@ -23,17 +30,25 @@ from typing import Any
 from whowhen.agents.team import speaker
 from whowhen.frameworks.base import FrameworkTask, NativeToolCalls
 from whowhen.gateway.server import MODEL
+from whowhen.registry import get_benchmark
+from whowhen.runtime.feedback import split_feedback
+from whowhen.tools import TERMINAL
 
 EXECUTOR = "executor"
 
 
-class AG2SolverVerifier(NativeToolCalls):
-    """`ag2_solver_verifier`: an AG2 group chat of solver, verifier and a tool executor."""
+class AG2GroupChat(NativeToolCalls):
+    """An AG2 group chat of model-backed agents, a tool executor and a manager whose
+    speaker rule is `next_speaker(history)`."""
 
-    system = "ag2_solver_verifier"
-    plays = "solver_verifier"
-    agents = ("solver", "verifier")
+    system = ""
+    plays = ""
+    agents: tuple[str, ...] = ()
+    executor = EXECUTOR
     volatile: tuple[str, ...] = ()
+
+    def next_speaker(self, history: list[Any]) -> str:
+        raise NotImplementedError
 
     def run(self, task: FrameworkTask) -> None:
         from autogen import (  # deferred: an optional extra
@@ -58,8 +73,9 @@ class AG2SolverVerifier(NativeToolCalls):
             for name in self.agents
         }
         executor = UserProxyAgent(
-            EXECUTOR, human_input_mode="NEVER", code_execution_config=False, llm_config=False
-        )
+            self.executor, human_input_mode="NEVER", code_execution_config=False,
+            llm_config=False,
+        )  # fmt: skip
         for spec in task.tools:
             for agent in models.values():
                 agent.update_tool_signature({"type": "function", "function": spec}, is_remove=False)
@@ -68,7 +84,7 @@ class AG2SolverVerifier(NativeToolCalls):
         def select(last: Any, chat: Any) -> Any:
             if chat.messages and chat.messages[-1].get("tool_calls"):
                 return executor
-            return models[speaker(self.plays, self.agents, task.history())]
+            return models[self.next_speaker(task.history())]
 
         chat = GroupChat([*models.values(), executor], messages=[],
                          max_round=2 * task.max_turns, speaker_selection_method=select)  # fmt: skip
@@ -76,6 +92,33 @@ class AG2SolverVerifier(NativeToolCalls):
                                    is_termination_msg=lambda _: task.done())  # fmt: skip
         with _quiet():  # AG2 prints every turn
             executor.initiate_chat(manager, message=task.text, silent=True)
+
+
+class AG2SolverVerifier(AG2GroupChat):
+    """`ag2_solver_verifier`: an AG2 group chat of solver, verifier and a tool executor."""
+
+    system = "ag2_solver_verifier"
+    plays = "solver_verifier"
+    agents = ("solver", "verifier")
+
+    def next_speaker(self, history: list[Any]) -> str:
+        return speaker(self.plays, self.agents, history)
+
+
+class AG2ExpertChat(AG2GroupChat):
+    """`ag2_expert_chat`: the benchmark's experts and the `Computer_terminal` in an AG2
+    group chat, speaking in the order of the benchmark's scripted group chat."""
+
+    system = "ag2_expert_chat"
+    plays = "expert_chat"
+    executor = TERMINAL
+
+    def __init__(self, benchmark: str = "arithmetic") -> None:
+        self.rule = get_benchmark(benchmark).policies[self.plays]()
+        self.agents = tuple(self.rule.agents)
+
+    def next_speaker(self, history: list[Any]) -> str:
+        return self.rule.speaker(split_feedback(history)[0])
 
 
 class _Quiet:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from whowhen.errors import WhowhenError
-from whowhen.registry import CODE_SYSTEMS, SYSTEM_KINDS, SystemKind
+from whowhen.registry import CODE_SYSTEMS, SYSTEM_KINDS, SYSTEMS, SystemKind
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,8 @@ class FrameworkSystem:
     module: str  # the adapter's module and class, imported on first use
     cls: str
     args: tuple[Any, ...] = ()
+    benchmarks: tuple[str, ...] = ()  # the benchmarks it pairs with (all of the played
+    # system's, if empty): where its agents are fixed by one benchmark's team
 
 
 _ADAPTERS = "whowhen.frameworks"
@@ -47,6 +49,11 @@ FRAMEWORK_SYSTEMS: dict[str, FrameworkSystem] = {
         "solver_verifier", ("solver", "verifier"), "ag2", "autogen",
         f"{_ADAPTERS}.ag2_adapter", "AG2SolverVerifier",
     ),
+    "ag2_expert_chat": FrameworkSystem(
+        "expert_chat", ("Arithmetic_Expert", "Python_Expert", "Verification_Expert"), "ag2",
+        "autogen", f"{_ADAPTERS}.ag2_adapter", "AG2ExpertChat", ("arithmetic",),
+        ("arithmetic",),
+    ),
     "langgraph_react": FrameworkSystem(
         "react", ("assistant",), "langgraph", "langgraph",
         f"{_ADAPTERS}.langgraph_adapter", "LangGraphTeam", ("react", ("assistant",)),
@@ -60,9 +67,17 @@ FRAMEWORK_SYSTEMS: dict[str, FrameworkSystem] = {
 """The built-in framework systems; each plays a built-in system with the same agent names."""
 
 for _name, _spec in FRAMEWORK_SYSTEMS.items():
+    _policies = {b: SYSTEMS.get(_spec.plays, {}).get(b) for b in _spec.benchmarks}
     SYSTEM_KINDS.add(
         _name,
-        SystemKind(_name, _spec.plays, "framework", _spec.plays in CODE_SYSTEMS, framework=_spec),
+        SystemKind(
+            _name,
+            _spec.plays,
+            "framework",
+            _spec.plays in CODE_SYSTEMS,
+            {b: cls for b, cls in _policies.items() if cls is not None},
+            _spec,
+        ),
     )
 
 

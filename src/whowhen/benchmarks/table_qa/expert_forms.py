@@ -147,8 +147,8 @@ APPROVE = _form(
     "approve",
     "The program filters the product, region and month and computes the {agg} of the "
     "{measure}. The answer is {value}.",
-    "Verified: the {agg} {measure} of {product} in the {region} region in month {month} is "
-    "{value}.",
+    "Verified: the {agg} {measure} of {product} in the {region} region in month {month} "
+    "checks out. The answer is {value}.",
 )
 STATES = (PLAN, LIST, FIX, CHECKIN, ACK, AGG, REDO, PROPOSE, CHECK)
 """The forms whose steps state the whole target (each later step takes it from the most
