@@ -143,6 +143,11 @@ MISMATCH = _form(
     "The values disagree: {check} from my program against {value} proposed. Please "
     "compute the {agg} {measure} again.",
 )
+ASK = _form(
+    "ask",
+    "There is no value to check yet. Please compute the {agg} {measure} of {product} in the "
+    "{region} region in month {month} and propose it.",
+)
 APPROVE = _form(
     "approve",
     "The program filters the product, region and month and computes the {agg} of the "
@@ -153,7 +158,7 @@ APPROVE = _form(
 STATES = (PLAN, LIST, FIX, CHECKIN, ACK, AGG, REDO, PROPOSE, CHECK)
 """The forms whose steps state the whole target (each later step takes it from the most
 recent one)."""
-SENDS_BACK = (NO_MONTH, MISMATCH)
+SENDS_BACK = (NO_MONTH, MISMATCH, ASK)
 
 # --- programs ----------------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ a wrong target stated and computed it checks against the same statement, and pas
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from whowhen.agents.phrasing import Form
 from whowhen.benchmarks.base import covers
@@ -37,6 +37,7 @@ from whowhen.benchmarks.table_qa.expert_forms import (
     CODER,
     PROPOSE,
     REDO,
+    Target,
     agg_code,
     believed,
     code_of,
@@ -77,12 +78,24 @@ def _neighbour_month(month: str, rng: random.Random) -> str:
     return str(rng.choice([x for x in (m - 1, m + 1) if 1 <= x <= 6]))
 
 
-def _resay(action: Action, history: Sequence[Step], **changes: str) -> Action | None:
+def _aggregate(action: Action, history: Sequence[Step]) -> tuple[Form, int, Target] | None:
+    """(form, wording index, the target it computes) of an aggregate program, else None."""
     found = _aggregate_step(action)
     if found is None:
         return None
     form, index, fields = found
-    t = target_of(fields, believed(history)).with_(**changes)
+    return form, index, target_of(fields, believed(history))
+
+
+def _resay(
+    action: Action, history: Sequence[Step], change: Callable[[Target], dict[str, str]]
+) -> Action | None:
+    """The aggregate program re-said, text and code, for the target `change` makes."""
+    found = _aggregate(action, history)
+    if found is None:
+        return None
+    form, index, t = found
+    t = t.with_(**change(t))
     code = agg_code(t, month=filters_month(code_of(action)))
     return program(CODER, form.at(index, **t.fields()), code)
 
@@ -90,31 +103,23 @@ def _resay(action: Action, history: Sequence[Step], **changes: str) -> Action | 
 @covers("expert_chat")
 def other_month(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """reasoning.wrong_operand: the aggregate is computed over a neighbouring month."""
-    found = _aggregate_step(action)
-    if found is None:
-        return None
-    month = target_of(found[-1], believed(history)).month
-    return _resay(action, history, month=_neighbour_month(month, rng))
+    return _resay(action, history, lambda t: {"month": _neighbour_month(t.month, rng)})
 
 
 @covers("expert_chat")
 def other_aggregate(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """reasoning.wrong_operator: the program computes the other aggregate of the rows."""
-    found = _aggregate_step(action)
-    if found is None:
-        return None
-    agg = target_of(found[-1], believed(history)).agg
-    return _resay(action, history, agg=_OTHER_AGG[agg])
+    return _resay(action, history, lambda t: {"agg": _OTHER_AGG[t.agg]})
 
 
 @covers("expert_chat")
 def skipped_first_row(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """reasoning.logic_bug: the program drops the first matching row as if it were the
     header, which the CSV reader has already consumed."""
-    found = _aggregate_step(action)
+    found = _aggregate(action, history)
     if found is None:
         return None
-    t = target_of(found[-1], believed(history))
+    t = found[2]
     code = agg_code(t, month=filters_month(code_of(action)), skip_first=True)
     return program(CODER, said(action), code)
 
@@ -162,14 +167,14 @@ def error_read_as_empty(
 def first_listed(action: Action, rng: random.Random, history: Sequence[Step]) -> Action | None:
     """planning.premature_finish: instead of computing the aggregate, the expert proposes
     the first value its listing printed."""
-    found = _aggregate_step(action)
+    found = _aggregate(action, history)
     if found is None:
         return None
     lists = [s for s in programs(history, CODER) if program_kind(code_of(s)) == "list"]
     values = listed(output_after(history, lists[-1])) if lists else []
     if not values:
         return None
-    t = target_of(found[-1], believed(history))
+    t = found[2]
     return Action(CODER, PROPOSE.say(history, **t.fields(), value=values[0]))
 
 

@@ -29,6 +29,7 @@ from whowhen.benchmarks.table_qa.expert_forms import (
     AGG,
     ANALYST,
     APPROVE,
+    ASK,
     CHECK,
     CHECKER,
     CHECKIN,
@@ -170,8 +171,7 @@ class ExpertChatSystem(ScriptedExpertChat):
     def _verify(self, history: Sequence[Step]) -> Action:
         found = last_proposal(history)
         if found is None:  # nothing proposed: ask for the value
-            t = believed(history)
-            return Action(CHECKER, NO_MONTH.say(history, **t.fields()))
+            return Action(CHECKER, ASK.say(history, **believed(history).fields()))
         proposal, fields = found
         t, value = target_of(fields, believed(history)), fields["value"]
         mine = programs(history, CHECKER, proposal.step)
