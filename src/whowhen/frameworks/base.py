@@ -150,7 +150,8 @@ def _outage(exc: BaseException) -> bool:
     cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
         seen.add(id(cur))
-        if type(cur).__name__ in _UNREACHABLE:
+        kinds = (type(cur).__name__, *getattr(cur, "kinds", ()))  # a child's: by name
+        if any(kind in _UNREACHABLE for kind in kinds):
             return True
         body = getattr(cur, "body", None)
         error = body.get("error", body) if isinstance(body, dict) else None

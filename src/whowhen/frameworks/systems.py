@@ -33,6 +33,8 @@ class FrameworkSystem:
     args: tuple[Any, ...] = ()
     benchmarks: tuple[str, ...] = ()  # the benchmarks it pairs with (all of the played
     # system's, if empty): where its agents are fixed by one benchmark's team
+    env: str = ""  # its own environment (`frameworks.envs`), where it conflicts with the
+    # core install: then `extra` is the framework's distribution, pinned in the lock file
 
 
 _ADAPTERS = "whowhen.frameworks"
@@ -63,6 +65,11 @@ FRAMEWORK_SYSTEMS: dict[str, FrameworkSystem] = {
         f"{_ADAPTERS}.langgraph_adapter", "LangGraphTeam",
         ("solver_verifier", ("solver", "verifier")),
     ),
+    "magentic_one": FrameworkSystem(
+        "ledger", ("Orchestrator", "WebSurfer", "Assistant"), "autogen-agentchat", "",
+        f"{_ADAPTERS}.magentic_one_adapter", "MagenticOneTeam", ("web_shop",), ("web_shop",),
+        env="magentic_one",
+    ),
 }  # fmt: skip
 """The built-in framework systems; each plays a built-in system with the same agent names."""
 
@@ -92,6 +99,11 @@ def framework_spec(name: str) -> FrameworkSystem:
 def missing_extra(name: str) -> str | None:
     """Why framework system `name` cannot run here (its extra is not installed), or None."""
     spec = framework_spec(name)
+    if spec.env:
+        from whowhen.frameworks import envs
+
+        path = envs.LOCKS / f"{spec.env}.txt"
+        return None if path.is_file() else f"system {name!r} needs its lock file {path}"
     if importlib.util.find_spec(spec.package) is not None:
         return None
     return f"system {name!r} needs the {spec.extra!r} extra: pip install -e '.[{spec.extra}]'"
@@ -111,7 +123,12 @@ def framework_version(name: str) -> str:
     another framework version is another system)."""
     from importlib.metadata import PackageNotFoundError, version
 
-    dist = framework_spec(name).extra
+    spec = framework_spec(name)
+    dist = spec.extra
+    if spec.env:
+        from whowhen.frameworks import envs
+
+        return f"{dist} {envs.pinned(spec.env, dist)}"
     try:
         return f"{dist} {version(dist)}"
     except PackageNotFoundError:

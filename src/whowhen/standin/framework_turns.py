@@ -42,6 +42,7 @@ from whowhen.agents.protocol import RULES_END
 from whowhen.models.scripted_provider import ACTION_LINE, TURNS, chat_turns, flatten
 from whowhen.runtime import Action, Step
 from whowhen.slips import typo
+from whowhen.standin.magentic_turns import asked, is_magentic, magentic_turn
 
 SMOLAGENTS_TOOL_CALLING = "You are an expert assistant who can solve any task using tool calls."
 SMOLAGENTS_CODE = "You are an expert assistant who can solve any task using code blobs."
@@ -82,14 +83,36 @@ def framework_turn(
 ) -> str | None:
     """The next turn when `prompt` is a known framework's request, else None: the
     reference policy's action, mistyped for a seeded share `slip_rate` of requests."""
+    if is_magentic(prompt):
+        return _magentic(prompt, known, slip_rate, seed)
     turn = read_turn(prompt, known)
     if turn is None:
         return None
-    action = _next_action(turn.role, turn.steps, known)
+    action = _maybe_slipped(_next_action(turn.role, turn.steps, known), prompt, slip_rate, seed)
+    return _code_reply(action) if turn.code else _play(action)
+
+
+def _maybe_slipped(action: Action, prompt: str, slip_rate: float, seed: int) -> Action:
     digest = hashlib.sha256(json.dumps([seed, prompt]).encode()).digest()
     if slip_rate > 0 and int.from_bytes(digest[:8], "big") / 2**64 < slip_rate:
-        action = _slipped(action, random.Random(digest[8:]))
-    return _code_reply(action) if turn.code else _play(action)
+        return _slipped(action, random.Random(digest[8:]))
+    return action
+
+
+def _magentic(prompt: str, known: dict[str, Any], slip_rate: float, seed: int) -> str | None:
+    """A turn of the ledger team inside Magentic-One (`magentic_turns`); the team's
+    benchmark is found by the role prompts its workers' descriptions hold."""
+    own = _longest(known["benchmarks"], lambda text: prompt.startswith(text + "\n"))
+    role = own[1] if own is not None else role_in(prompt, known["benchmarks"])
+    ledgers = known["systems"].get("ledger", {})
+    ours = role is not None and role[0] == "ledger" and role[1] in ledgers
+    policy = ledgers[role[1]]() if ours else None  # type: ignore[index]
+    if policy is None and asked(prompt) != "facts":
+        return None
+    reply = magentic_turn(prompt, role, policy)
+    if isinstance(reply, str):
+        return reply
+    return _play(_maybe_slipped(reply, prompt, slip_rate, seed))
 
 
 def framework_correction(body: dict[str, Any], known: dict[str, Any]) -> Action | None:
