@@ -128,3 +128,15 @@ def test_a_child_that_dies_is_an_outage_and_one_that_raises_is_the_run_s(
         srv.stop()  # the model's server is gone: the framework cannot get an answer
         run = _run(gw, forward, TASKS[1], "down")
     assert is_infra(run.episode.end_reason), run.episode.end_reason
+
+
+def test_the_command_line_lists_the_frameworks_and_their_environments(
+    python: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from whowhen.cli import main
+
+    assert main(["list", "frameworks"]) == 0
+    out = capsys.readouterr().out
+    assert "magentic_one  (autogen-agentchat 0.7.5, playing ledger; own environment " in out
+    assert "magentic_one: ready)" in out  # the session's environment, built above
+    assert "ag2_expert_chat  (ag2 " in out

@@ -8,14 +8,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-KINDS = ("benchmarks", "systems", "attributors", "protocols", "formats", "providers")
+KINDS = ("benchmarks", "systems", "frameworks", "attributors", "protocols", "formats", "providers")
 
 
 def add_list_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "list",
-        help="what a config can name: benchmarks, systems, attributors, protocols, "
-        "import formats, model providers (plug-ins included)",
+        help="what a config can name: benchmarks, systems, frameworks, attributors, "
+        "protocols, import formats, model providers (plug-ins included)",
     )
     p.add_argument("kind", nargs="?", choices=KINDS, help="one kind (default: all)")
     p.set_defaults(func=list_cmd)
@@ -39,6 +39,24 @@ def _systems() -> list[str]:
         return f"{name}  ({kind.played_by}{plays}{code})"
 
     return [line(n) for n in SYSTEM_KINDS.names()]
+
+
+def _frameworks() -> list[str]:
+    """Each framework system: its framework and version, where it runs (the core install
+    with an extra, or an environment of its own) and whether that is ready."""
+    # deferred: a subcommand loads only the code it runs
+    from whowhen.frameworks import envs
+    from whowhen.frameworks.systems import FRAMEWORK_SYSTEMS, framework_version, missing_extra
+
+    def line(name: str) -> str:
+        spec = FRAMEWORK_SYSTEMS[name]
+        if spec.env:
+            where = f"own environment {spec.env}: {envs.state(spec.env)}"
+        else:
+            where = f"extra {spec.extra}: " + ("missing" if missing_extra(name) else "installed")
+        return f"{name}  ({framework_version(name)}, playing {spec.plays}; {where})"
+
+    return [line(n) for n in FRAMEWORK_SYSTEMS]
 
 
 def _attributors() -> list[str]:
@@ -72,6 +90,7 @@ def _providers() -> list[str]:
 LISTS: dict[str, Callable[[], list[str]]] = {
     "benchmarks": _benchmarks,
     "systems": _systems,
+    "frameworks": _frameworks,
     "attributors": _attributors,
     "protocols": _protocols,
     "formats": _formats,
