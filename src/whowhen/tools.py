@@ -13,11 +13,11 @@ import ast
 import hashlib
 import operator
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from whowhen import program_cache
-from whowhen.runtime import Action
+from whowhen.runtime import Action, Step
 from whowhen.sandbox import Limits, run_program
 
 _NUM = r"-?[0-9]+([.][0-9]+)?"  # [.]: llama.cpp grammars reject an escaped dot
@@ -208,6 +208,51 @@ def code_output(text: str) -> str:
     """What a program printed, from either code tool's observation (the terminal's exit
     code line dropped): policies read results the same way whichever tool ran them."""
     return _EXIT.sub("", text, count=1).strip()
+
+
+# A group chat's programs as its scripted experts read them: shared by every benchmark
+# whose group chat writes programs for the `Computer_terminal`.
+
+
+def program(actor: str, text: str, code: str) -> Action:
+    """A program step: the message, the program quoted in it, run on the terminal."""
+    return Action(actor, f"{text}\n```python\n{code}\n```", TERMINAL, {"code": code})
+
+
+def said(step: Step | Action) -> str:
+    """The message of a step without the program it quotes."""
+    return step.content.split("\n```python", 1)[0]
+
+
+def code_of(step: Step | Action) -> str:
+    """The program a step runs on the terminal ('' for any other step)."""
+    return str((step.tool_args or {}).get("code", "")) if step.tool == TERMINAL else ""
+
+
+def programs(history: Sequence[Step], actor: str, since: int = 0) -> list[Step]:
+    """`actor`'s program steps from index `since` on."""
+    return [s for s in history[since:] if s.actor == actor and s.tool == TERMINAL]
+
+
+def output_after(history: Sequence[Step], step: Step) -> str:
+    """What the terminal printed for `step`'s program ('' if it has not run)."""
+    nxt = step.step + 1
+    if nxt < len(history) and history[nxt].kind == "observation":
+        return history[nxt].content
+    return ""
+
+
+def failed(text: str) -> bool:
+    """Whether the terminal reported the program as failed."""
+    return text.startswith("exitcode: 1")
+
+
+def last_agent(history: Sequence[Step], actor: str | None = None) -> Step | None:
+    """The latest agent step (of `actor`, if given)."""
+    for step in reversed(history):
+        if step.is_agent_step and (actor is None or step.actor == actor):
+            return step
+    return None
 
 
 def final_action(actor: str, answer: str, verified_steps: int | None = None) -> Action:

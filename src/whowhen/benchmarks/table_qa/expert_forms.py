@@ -17,7 +17,7 @@ from whowhen.agents.phrasing import Form
 from whowhen.benchmarks.table_qa.env import DATA_FILE
 from whowhen.benchmarks.table_qa.tasks import parse_question
 from whowhen.runtime import Action, Step
-from whowhen.tools import DATA_DIR, TERMINAL, code_output
+from whowhen.tools import DATA_DIR, code_output, said
 
 ANALYST, CODER, CHECKER = "DataAnalysis_Expert", "Python_Expert", "Verification_Expert"
 PATH = f"{DATA_DIR}/{DATA_FILE}"
@@ -216,20 +216,6 @@ def check_code(t: Target) -> str:
     )
 
 
-def program(actor: str, text: str, code: str) -> Action:
-    """A program step: the message, the program quoted in it, run on the terminal."""
-    return Action(actor, f"{text}\n```python\n{code}\n```", TERMINAL, {"code": code})
-
-
-def said(step: Step | Action) -> str:
-    """The message of a step without the program it quotes."""
-    return step.content.split("\n```python", 1)[0]
-
-
-def code_of(step: Step | Action) -> str:
-    return str((step.tool_args or {}).get("code", "")) if step.tool == TERMINAL else ""
-
-
 def program_kind(code: str) -> str:
     """peek, list, agg or check (by what the program prints)."""
     if "math.fsum" in code or "statistics" in code or "sorted(acc)" in code:
@@ -267,18 +253,6 @@ def believed(history: Sequence[Step]) -> Target:
         if step.is_agent_step and (found := stated(step)) is not None:
             target = target_of(found[1], target)
     return target
-
-
-def output_after(history: Sequence[Step], step: Step) -> str:
-    """What the terminal printed for `step`'s program ('' if it has not run)."""
-    nxt = step.step + 1
-    if nxt < len(history) and history[nxt].kind == "observation":
-        return history[nxt].content
-    return ""
-
-
-def failed(text: str) -> bool:
-    return text.startswith("exitcode: 1")
 
 
 def printed_number(text: str) -> str:

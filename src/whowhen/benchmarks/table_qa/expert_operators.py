@@ -40,24 +40,19 @@ from whowhen.benchmarks.table_qa.expert_forms import (
     Target,
     agg_code,
     believed,
-    code_of,
-    failed,
     filters_month,
     listed,
-    output_after,
-    program,
     program_kind,
-    said,
     target_of,
 )
 from whowhen.benchmarks.table_qa.experts import (
     _sends_back,
     approval,
     last_proposal,
-    programs,
     sent_back_at,
 )
 from whowhen.runtime import Action, Step
+from whowhen.tools import code_of, failed, output_after, program, programs, said
 
 _OTHER_AGG = {"total": "average", "average": "total", "largest": "smallest", "smallest": "largest"}
 

@@ -48,20 +48,24 @@ from whowhen.benchmarks.table_qa.expert_forms import (
     agg_code,
     believed,
     check_code,
-    code_of,
-    failed,
     filters_month,
     list_code,
     listed,
-    output_after,
     printed_number,
-    program,
     program_kind,
-    said,
     target_of,
 )
 from whowhen.runtime import Action, Step
-from whowhen.tools import TERMINAL
+from whowhen.tools import (
+    TERMINAL,
+    code_of,
+    failed,
+    last_agent,
+    output_after,
+    program,
+    programs,
+    said,
+)
 
 BROAD = 0.7
 """How often the first total or average forgets the month filter (sent back: a recovery)."""
@@ -75,13 +79,6 @@ CAREFUL = 0.5
 """How often the verifier recomputes the value before approving (a per-task draw)."""
 
 
-def last_agent(history: Sequence[Step], actor: str | None = None) -> Step | None:
-    for step in reversed(history):
-        if step.is_agent_step and (actor is None or step.actor == actor):
-            return step
-    return None
-
-
 def sent_back_at(history: Sequence[Step]) -> int:
     """Index of the verifier's last send-back (0 if none): the expert starts over there."""
     for step in reversed(history):
@@ -92,10 +89,6 @@ def sent_back_at(history: Sequence[Step]) -> int:
 
 def _sends_back(step: Step | Action) -> bool:
     return any(form.fields(said(step)) is not None for form in SENDS_BACK)
-
-
-def programs(history: Sequence[Step], actor: str, since: int = 0) -> list[Step]:
-    return [s for s in history[since:] if s.actor == actor and s.tool == TERMINAL]
 
 
 def last_proposal(history: Sequence[Step]) -> tuple[Step, dict[str, str]] | None:

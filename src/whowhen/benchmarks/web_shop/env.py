@@ -1,15 +1,19 @@
 """The web shop environment: `search`, `click`, `select_option`, `add_to_cart` and
-`checkout` on the simulated site, and its evaluator."""
+`checkout` on the simulated site, and its evaluator; for a group chat's programs, the
+site's catalogue as a read-only JSON file."""
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
 from typing import Any
 
 from whowhen.benchmarks.base import AnswerEnv, Tool
 from whowhen.benchmarks.scoring import exact
-from whowhen.benchmarks.web_shop.site import ShopSite
+from whowhen.benchmarks.web_shop.site import Product, ShopSite, money
 from whowhen.benchmarks.web_shop.tasks import BENCHMARK, CATEGORY, MODALITY
 from whowhen.runtime import Action
+from whowhen.tools import TERMINAL, computer_terminal
 
 
 def _tool(name: str, description: str, params: dict[str, str] | None = None) -> dict[str, Any]:
@@ -48,8 +52,34 @@ TOOL_SPECS = (
 )
 
 
+DATA_FILE = "catalogue.json"
+"""The catalogue as a group chat's programs read it (`tools.DATA_DIR`/catalogue.json)."""
+
+
+@lru_cache(maxsize=64)
+def catalogue_json(catalogue: tuple[Product, ...]) -> str:
+    """Every product as its pages show it (id, name, category, price, options), in the
+    shop's order: what the site's search and product pages hold, as data. Memoized:
+    every step of an episode asks for the tools again."""
+    return json.dumps(
+        [
+            {
+                "id": p.item_id,
+                "name": p.name,
+                "category": p.category,
+                "price": money(p.cents),
+                "options": {name: list(values) for name, values in p.options},
+            }
+            for p in catalogue
+        ],
+        indent=1,
+    )
+
+
 class WebShopEnv(AnswerEnv):
-    """The shop for one task; `checkout()` records the purchase summary as the answer."""
+    """The shop for one task; `checkout()` records the purchase summary as the answer.
+    A group chat's programs find the catalogue under `tools.DATA_DIR`; only the shop's
+    tools change what is in the cart."""
 
     benchmark, modality, category = BENCHMARK, MODALITY, CATEGORY
 
@@ -64,12 +94,14 @@ class WebShopEnv(AnswerEnv):
 
     def tools(self) -> dict[str, Tool]:
         site = self.site
+        data = {DATA_FILE: catalogue_json(self.task.catalogue)}
         return {
             "search": lambda a: site.search(str(a.get("query", ""))),
             "click": lambda a: site.click(str(a.get("target", ""))),
             "select_option": lambda a: site.select(str(a.get("name", "")), str(a.get("value", ""))),
             "add_to_cart": lambda a: site.add_to_cart(),
             "checkout": self._checkout,
+            TERMINAL: lambda a: computer_terminal(a, data),
         }
 
     def _checkout(self, args: dict) -> str:

@@ -37,5 +37,23 @@ PROMPTS: dict[str, dict[str, str]] = {
         "it, against the request (price under the budget, every wanted option offered) and "
         "prints 'fits' or 'does not fit'; fix it when its run fails.",
     },
+    "expert_chat": {
+        "Python_Expert": "You look the item up with Python programs over the shop's catalogue "
+        "(a JSON file at /sandbox/catalogue.json: each product's id, name, category, price "
+        "and options), each in a python code block for the Computer_terminal to run: the "
+        "products with the product word that offer the wanted options, each with its price "
+        "and whether it is under the budget. Fix a program the terminal reports an error "
+        "for, and look again without an item the others rule out.",
+        "WebNavigation_Expert": "You buy the item the Verification_Expert hands over with the "
+        "shop's tools: search for its name, click it, select_option for each option and "
+        "add_to_cart; empty a cart that holds anything else, and tell the Python_Expert when "
+        "the shop refuses an option or does not list the item.",
+        "Verification_Expert": "You read the lookup's program and output: send a program "
+        "without a budget test back to the Python_Expert, else hand the line under the budget "
+        "over to the WebNavigation_Expert with the options to select. When the item is in "
+        "the cart, check the cart against the hand-off (you may check the item against the "
+        "catalogue with a program of your own), then call checkout and end your message "
+        "with TERMINATE.",
+    },
 }
 """System -> agent -> the role prompt an LLM playing that agent would get."""
