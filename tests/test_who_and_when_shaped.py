@@ -11,15 +11,13 @@ import json
 import statistics
 from pathlib import Path
 
-import polars as pl
 import pytest
 
-from whowhen.dataset.export import export_who_and_when
-from whowhen.imports.who_and_when import import_who_and_when
 from whowhen.registry import BENCHMARKS
 from whowhen.runtime import Step
-from whowhen.runtime.episode import Episode, run_episode
-from whowhen.runtime.records import step_rows
+from whowhen.runtime.episode import run_episode
+
+from .who_and_when_checks import check_round_trip
 
 
 def _episodes(benchmark: str, system: str, n: int) -> list[list[Step]]:
@@ -135,41 +133,4 @@ def test_the_file_surfer_reads_hop_by_hop_and_the_orchestrator_answers(
 def test_built_runs_come_back_through_the_who_and_when_files(
     which: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    histories = request.getfixturevalue(which)[:3]
-    runs, steps, labels = [], [], []
-    for i, history in enumerate(histories):
-        run_id = f"run{i}"
-
-        steps += step_rows(Episode(history=list(history)), run_id)
-        runs.append(
-            {
-                "run_id": run_id,
-                "task_id": f"t{i}",
-                "question": history[0].content,
-                "gold_answer": "x",
-            }
-        )
-        gold = next(s for s in history if s.is_agent_step and s.step > 2)
-        labels.append(
-            {
-                "run_id": run_id,
-                "decisive_agent": gold.actor,
-                "decisive_step": gold.step,
-                "reason": "injected",
-                "mode": None,
-            }
-        )
-    export_who_and_when(pl.DataFrame(runs), pl.DataFrame(steps), pl.DataFrame(labels), tmp_path)
-    result = import_who_and_when(tmp_path, "Algorithm-Generated")
-    assert not result.errors
-    tables = result.tables()
-    back = tables["steps"]
-    names = {r["run_id"]: r["task_id"] for r in tables["runs"].to_dicts()}
-    for run_id, task_id in names.items():
-        history = histories[int(task_id.removeprefix("t"))]
-        mine = back.filter(pl.col("run_id") == run_id).sort("step")
-        assert mine["actor"].to_list() == [s.actor for s in history]
-        kinds = ["observation" if s.kind == "observation" else "message" for s in history]
-        assert mine["kind"].to_list()[1:] == kinds[1:]  # the task: the user's message
-    gold = {r["decisive_step"] for r in tables["labels"].to_dicts()}
-    assert gold == {r["decisive_step"] for r in labels}
+    check_round_trip(request.getfixturevalue(which)[:3], tmp_path)

@@ -131,6 +131,23 @@ def _restate(
     return Action(action.actor, text, action.tool, action.tool_args)
 
 
+def varied(
+    code: str, history: Sequence[Step], kinds: Sequence[str], rng: random.Random
+) -> str | None:
+    """`code` with its solution's key line replaced by a subtle variant of `kinds` (the
+    checks the program runs after the solution kept), or None where there is none."""
+    key = _key(history)
+    if key is None or "def " not in code:
+        return None
+    head, tail = split_program(code)
+    line = _line_at(head, key)
+    new = _pick(key, line, kinds, rng) if line is not None else None
+    if new is None:
+        return None
+    solution = with_line(head, history, new)
+    return f"{solution.rstrip()}\n\n\n{tail}" if tail else solution
+
+
 def _code_of(action: Action) -> str:
     key = _CODE_ARG.get(action.tool or "")
     return str((action.tool_args or {}).get(key, "")) if key else ""
@@ -141,16 +158,10 @@ def _recode(
 ) -> Action | None:
     """The code step with its program's key line replaced by a variant (a check that the
     program runs after the solution stays as it was)."""
-    key, code = _key(history), _code_of(action)
-    if key is None or "def " not in code or kind_of(code) == "survey":
+    code = _code_of(action)
+    program = varied(code, history, kinds, rng) if kind_of(code) != "survey" else None
+    if program is None:
         return None
-    head, tail = split_program(code)
-    line = _line_at(head, key)
-    new = _pick(key, line, kinds, rng) if line is not None else None
-    if new is None:
-        return None
-    solution = with_line(head, history, new)
-    program = f"{solution.rstrip()}\n\n\n{tail}" if tail else solution
     arg = _CODE_ARG[str(action.tool)]
     return Action(action.actor, action.content, action.tool, {arg: program})
 

@@ -23,5 +23,20 @@ PROMPTS: dict[str, dict[str, str]] = {
         "then submit the last draft with final_answer; otherwise send it back with the "
         "failing call (`To coder: ...`).",
     },
+    "expert_chat": {
+        "Python_Expert": "You write the function in a group chat: state the plan and the key "
+        "line of the body, then put the full program in a python code block for the "
+        "Computer_terminal to run, with the docstring examples checked at its end; fix what "
+        "a failing run shows, and hand the passing code to the Testing_Expert (or, after "
+        "the Verification_Expert sends it back, propose the corrected code to it).",
+        "Testing_Expert": "You test the Python_Expert's function: name the edge cases you "
+        "will try, run the code on them (and on any docstring examples not yet run) in a "
+        "python code block for the Computer_terminal, and report exactly what passed, "
+        "failed or raised to the Verification_Expert.",
+        "Verification_Expert": "You review the code: send it back to the Python_Expert with "
+        "the failing call if a test failed; you may ask about an edge case that raised or "
+        "re-run the examples yourself in a python code block. Approve with the full program "
+        "as final_answer and end your message with TERMINATE.",
+    },
 }
 """System name -> agent -> the role prompt an LLM playing that agent gets."""

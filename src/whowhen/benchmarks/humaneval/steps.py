@@ -33,10 +33,13 @@ from whowhen.benchmarks.humaneval.phrases import (
 from whowhen.benchmarks.humaneval.tasks import draft_flaws, reference_solution, visible_examples
 from whowhen.benchmarks.humaneval.variants import KeyLine, key_line, passes_examples
 from whowhen.runtime import Action, Step
+from whowhen.tools import TERMINAL
 
 _PROMPT = re.compile(r"```python\n(.*)\n```", re.S)
 _QUOTE = re.compile(r"`([^`\n]+)`")
-CODE_TOOLS = ("write_code", "run_python", "final_answer")
+CODE_TOOLS = ("write_code", "run_python", "final_answer", TERMINAL)
+"""Tools whose call carries a program (the group chat's programs run on the terminal): such
+a step states the key line in its code, not in its text."""
 
 
 def task_prompt(history: Sequence[Step]) -> str:
@@ -66,15 +69,16 @@ def _reference(history: Sequence[Step]) -> tuple[str, Examples]:
     return solution, visible_examples(prompt)
 
 
-def drafts(history: Sequence[Step]) -> tuple[str, ...]:
-    """The versions the coder writes in turn: 0-5 buggy drafts (a per-task draw), then
-    the reference. The last one is repeated for any further rewrite. A buggy draft never
-    changes the key line (its bug is elsewhere), so writing a version with the believed
-    key line (`with_line`) keeps its bug, and the fix keeps the believed line."""
+def drafts(history: Sequence[Step], at_least: int = 0) -> tuple[str, ...]:
+    """The versions the coder writes in turn: 0-5 buggy drafts (a per-task draw, at least
+    `at_least` where the task has them), then the reference. The last one is repeated for
+    any further rewrite. A buggy draft never changes the key line (its bug is elsewhere),
+    so writing a version with the believed key line (`with_line`) keeps its bug, and the
+    fix keeps the believed line."""
     reference, _ = _reference(history)
     key = key_of(history)
     u = phrasing.draw(history, "flawed-drafts", at=-1)
-    k = sum(u >= p for p in (0.5, 0.78, 0.9, 0.95, 0.975))
+    k = max(sum(u >= p for p in (0.5, 0.78, 0.9, 0.95, 0.975)), at_least)
     flaws = [f for f in draft_flaws(task_prompt(history)) if _line_at(f, key) == key.text]
     return (*flaws[:k], reference)
 
