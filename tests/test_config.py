@@ -65,3 +65,17 @@ def test_invalid_yaml(tmp_path) -> None:
     path.write_text("seed: [unclosed\n")
     with pytest.raises(WhowhenError, match="not valid YAML"):
         load_config(path)
+
+
+def test_a_system_can_run_fewer_of_a_benchmark_s_tasks(tiny_config) -> None:
+    from whowhen.rollouts import run_rollouts
+
+    system = tiny_config["systems"][0]
+    section = tiny_config["benchmarks"]["arithmetic"]
+    section.update(n_tasks=4, system_tasks={system: 2})
+    cfg = validate_config(tiny_config)["benchmarks"]["arithmetic"]
+    runs, _, _ = run_rollouts("arithmetic", system, cfg, 1, 0.0, 60)
+    assert runs.height == 2  # the first two tasks; every other system runs all four
+    section["system_tasks"] = {"no_such_system": 2}
+    with pytest.raises(WhowhenError, match=r"system_tasks\.no_such_system"):
+        validate_config(tiny_config, source="my.yaml")

@@ -112,6 +112,13 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
             )
     _check_feedback(config, source)
     for name, section in config["benchmarks"].items():
+        for system in section.get("system_tasks") or {}:
+            if system not in config["systems"]:
+                raise WhowhenError(
+                    f"system_tasks names {system!r}, which is not in `systems`",
+                    path=source,
+                    field=f"benchmarks.{name}.system_tasks.{system}",
+                )
         if name in BENCHMARKS and "file" not in section:
             for key, message in BENCHMARKS[name].check_config(section):
                 raise WhowhenError(message, path=source, field=f"benchmarks.{name}.{key}")

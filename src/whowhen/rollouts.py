@@ -9,6 +9,7 @@ from typing import Any
 import polars as pl
 
 from whowhen.assembly import agent_client, make_system
+from whowhen.benchmarks.base import tasks_for
 from whowhen.defaults import filled
 from whowhen.frameworks.stage import FrameworkShard, exchange_rows, is_framework, run_stats
 from whowhen.media import media_root
@@ -44,7 +45,7 @@ def run_rollouts(
     arguments (rendered media go to the content-addressed store). `slip_kind` names the slip
     model (`operators.SLIP_MODELS`; the pipeline's default is `natural`)."""
     bench = get_benchmark(benchmark, bench_cfg)
-    tasks = bench.make_tasks(bench_cfg, seed)
+    tasks = tasks_for(bench.make_tasks(bench_cfg, seed), bench_cfg, system)
 
     def one(task: Any) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
         agent = make_system(
@@ -90,7 +91,7 @@ def run_framework_rollouts(
     """All rollouts of framework system `system` on `benchmark`, through the gateway:
     (runs, steps, exchanges). A framework has no slip model: its errors are the models'."""
     bench = get_benchmark(benchmark, bench_cfg)
-    tasks = bench.make_tasks(bench_cfg, seed)
+    tasks = tasks_for(bench.make_tasks(bench_cfg, seed), bench_cfg, system)
     tools = pair_tools(system, benchmark, bench_cfg)
     with FrameworkShard(system, models, max_turns) as shard:
 

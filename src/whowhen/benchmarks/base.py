@@ -80,14 +80,30 @@ def integer(minimum: int, maximum: int, default: int) -> dict[str, Any]:
 
 def section_schema(max_tasks: int = 100000, **options: dict[str, Any]) -> dict[str, Any]:
     """The JSON Schema of a benchmark's config section: `n_tasks` (required, at most
-    `max_tasks`) and the benchmark's own options, in order (defaults are filled in it)."""
+    `max_tasks`), `system_tasks` and the benchmark's own options, in order (defaults are
+    filled in it)."""
     n_tasks = {"type": "integer", "minimum": 1, "maximum": max_tasks}
     return {
         "type": "object",
         "additionalProperties": False,
         "required": ["n_tasks"],
-        "properties": {"n_tasks": n_tasks, **options},
+        "properties": {"n_tasks": n_tasks, "system_tasks": SYSTEM_TASKS, **options},
     }
+
+
+SYSTEM_TASKS = {
+    "type": "object",
+    "propertyNames": {"pattern": "^[a-z][a-z0-9_]*$"},
+    "additionalProperties": {"type": "integer", "minimum": 1},
+    "default": {},
+    "description": "system -> how many of the benchmark's tasks it runs (the first ones): "
+    "a costly system on a small budget; every other system runs all n_tasks",
+}
+
+
+def tasks_for(tasks: list[Any], bench_cfg: Mapping[str, Any], system: str) -> list[Any]:
+    """The tasks `system` runs: the first `system_tasks[system]` of them, else all."""
+    return tasks[: (bench_cfg.get("system_tasks") or {}).get(system, len(tasks))]
 
 
 DEFAULT_CONFIG_SCHEMA = section_schema()

@@ -94,14 +94,14 @@ class WebShopEnv(AnswerEnv):
 
     def tools(self) -> dict[str, Tool]:
         site = self.site
-        data = {DATA_FILE: catalogue_json(self.task.catalogue)}
+        catalogue = self.task.catalogue
         return {
             "search": lambda a: site.search(str(a.get("query", ""))),
             "click": lambda a: site.click(str(a.get("target", ""))),
             "select_option": lambda a: site.select(str(a.get("name", "")), str(a.get("value", ""))),
             "add_to_cart": lambda a: site.add_to_cart(),
             "checkout": self._checkout,
-            TERMINAL: lambda a: computer_terminal(a, data),
+            TERMINAL: lambda a: computer_terminal(a, {DATA_FILE: catalogue_json(catalogue)}),
         }
 
     def _checkout(self, args: dict) -> str:
