@@ -37,7 +37,7 @@ from .framework_checks import check_warm_start, injection_plan, view
 from .model_clients import cached_client
 
 pytestmark = pytest.mark.slow
-CFG = {"n_tasks": 6}
+CFG = {"n_tasks": 4}
 BENCH = get_benchmark("web_shop", CFG)
 TASKS = BENCH.make_tasks(CFG, 1)
 CHECKOUT = "Please click 'Checkout' to place the order with the cart as it is."
