@@ -140,3 +140,15 @@ def test_the_command_line_lists_the_frameworks_and_their_environments(
     assert "magentic_one  (autogen-agentchat 0.7.5, playing ledger; own environment " in out
     assert "magentic_one: ready)" in out  # the session's environment, built above
     assert "ag2_expert_chat  (ag2 " in out
+
+
+def test_the_project_s_own_ledger_protocol_is_not_read_as_magentic_one() -> None:
+    from whowhen.agents.ledger import initial_plan
+    from whowhen.agents.protocol import RULES_END
+    from whowhen.standin.framework_turns import framework_turn
+    from whowhen.standin.responders import _known
+
+    role = BENCH.prompts["ledger"]["WebSurfer"]  # the role prompt opens a model's request
+    plan = initial_plan("Buy a red mug.", ["WebSurfer searches the shop."])
+    prompt = f"{role}\n{TASKS[0].question}\n{plan}\n{RULES_END}\nYour turn."
+    assert framework_turn(prompt, _known()) is None

@@ -83,7 +83,7 @@ def framework_turn(
 ) -> str | None:
     """The next turn when `prompt` is a known framework's request, else None: the
     reference policy's action, mistyped for a seeded share `slip_rate` of requests."""
-    if is_magentic(prompt):
+    if is_magentic(prompt) and RULES_END not in prompt:  # not the project's own protocol
         return _magentic(prompt, known, slip_rate, seed)
     turn = read_turn(prompt, known)
     if turn is None:
